@@ -1,0 +1,164 @@
+"""The HTTP edge: the Agent Card and the JSON-RPC endpoint, on quart-trio.
+
+Thin on purpose: decode with protocol/, act with the executor, encode with protocol/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+
+from quart import Response, request
+from quart_trio import QuartTrio
+from werkzeug.exceptions import HTTPException
+
+from .config import Settings
+from .executor import Executor
+from .protocol import jsonrpc
+from .protocol.card import agent_card
+from .protocol.codec import Codec
+from .protocol.errors import A2AError, ErrorCode
+from .protocol.http import bearer_token, is_json
+from .protocol.model import GetTask, Operation, SendMessage
+from .protocol.versions import V1, codec_for
+
+logger = logging.getLogger(__name__)
+
+CARD_PATH = "/.well-known/agent-card.json"
+_VERSION_HEADER = "A2A-Version"
+
+
+@dataclass(frozen=True, slots=True)
+class _CachedCard:
+    body: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, card: dict[str, object]) -> _CachedCard:
+        body = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
+        return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+
+
+def create_app(settings: Settings, executor: Executor) -> QuartTrio:
+    app = QuartTrio(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    # The card only changes with a restart: its Last-Modified is the start time.
+    started = datetime.now(UTC).replace(microsecond=0)
+    cards = {
+        legacy: _CachedCard.of(agent_card(settings, legacy_fields=legacy))
+        for legacy in (True, False)
+    }
+
+    @app.get(CARD_PATH)
+    async def card() -> Response:
+        # A v1.0 client gets the card the v1.0 schema validates; everyone else also
+        # gets the top-level `url` that v0.3 clients need.
+        try:
+            legacy = codec_for(_requested_version()) is not V1
+        except A2AError:
+            legacy = True
+        cached = cards[legacy]
+        headers = {
+            "ETag": cached.etag,
+            "Last-Modified": format_datetime(started, usegmt=True),
+            "Cache-Control": "public, max-age=300",
+            "Vary": _VERSION_HEADER,
+        }
+        if _not_modified(cached.etag, started):
+            return Response(b"", status=304, headers=headers)
+        return Response(cached.body, content_type="application/json", headers=headers)
+
+    @app.post(settings.rpc_path)
+    async def rpc() -> Response:
+        body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
+        if not is_json(request.content_type):
+            error = A2AError(
+                ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+                f"Content-Type must be application/json, not {request.content_type or 'none'!r}",
+            )
+            return _error(_salvage_id(body), V1, error)
+        try:
+            call = jsonrpc.parse_request(body)
+        except jsonrpc.InvalidRequest as error:
+            return _error(error.request_id, V1, error)
+        codec: Codec = V1
+        try:
+            codec = codec_for(_requested_version())
+            operation = codec.decode(call.method, call.params)
+            result = await _perform(codec, operation)
+        except A2AError as error:
+            return _error(call.id, codec, error)
+        return _json(jsonrpc.result_response(call.id, result))
+
+    async def _perform(codec: Codec, operation: Operation) -> dict[str, object]:
+        match operation:
+            case SendMessage():
+                token = bearer_token(request.headers.get("Authorization"))
+                return codec.encode_send_result(await executor.send(operation, token))
+            case GetTask(task_id, history_length):
+                task = executor.table.get(task_id).with_history_length(history_length)
+                return codec.encode_task(task)
+
+    @app.errorhandler(HTTPException)
+    async def http_error(error: HTTPException) -> Response:
+        if error.code == 413:
+            too_large = A2AError(
+                ErrorCode.INVALID_REQUEST,
+                f"The request body is larger than {settings.max_body_bytes} bytes "
+                "(ADAPTER_MAX_BODY_BYTES)",
+            )
+            return _error(None, V1, too_large, status=413)
+        return _json(
+            json.dumps({"error": {"code": error.code, "message": error.description}}).encode(),
+            status=error.code or 500,
+        )
+
+    @app.errorhandler(Exception)
+    async def internal_error(error: Exception) -> Response:
+        # The traceback goes to the log; the caller gets a JSON-RPC error without it.
+        logger.exception("unhandled error on %s %s", request.method, request.path)
+        return _error(None, V1, A2AError(ErrorCode.INTERNAL_ERROR, "Internal error"))
+
+    return app
+
+
+def _requested_version() -> str | None:
+    return request.headers.get(_VERSION_HEADER) or request.args.get(_VERSION_HEADER)
+
+
+def _not_modified(etag: str, last_modified: datetime) -> bool:
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None:
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return etag in tags or "*" in tags
+    if_modified_since = request.headers.get("If-Modified-Since")
+    if if_modified_since is None:
+        return False
+    try:
+        return parsedate_to_datetime(if_modified_since) >= last_modified
+    except (TypeError, ValueError):
+        return False
+
+
+def _salvage_id(body: bytes) -> jsonrpc.RequestId:
+    """The request's id, when a body sent with the wrong Content-Type is JSON-RPC anyway."""
+    try:
+        return jsonrpc.parse_request(body).id
+    except jsonrpc.InvalidRequest as error:
+        return error.request_id
+
+
+def _error(
+    request_id: jsonrpc.RequestId, codec: Codec, error: A2AError, status: int = 200
+) -> Response:
+    # JSON-RPC errors travel with HTTP 200: the SDK clients turn any other status into a
+    # transport error and lose the A2A error code.
+    return _json(jsonrpc.error_response(request_id, codec.encode_error(error)), status=status)
+
+
+def _json(body: bytes, status: int = 200) -> Response:
+    return Response(body, status=status, content_type="application/json")

@@ -1,0 +1,155 @@
+"""Settings from the environment: the only place that reads os.environ's variables."""
+
+from __future__ import annotations
+
+import math
+import re
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+T = TypeVar("T")
+
+_SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class ConfigError(Exception):
+    """A variable is missing or malformed; the message names it and says what is wrong."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the adapter is configured with."""
+
+    agent_name: str
+    agent_description: str
+    skill_id: str
+    skill_name: str
+    skill_description: str
+    skill_examples: tuple[str, ...]
+    webhook_url: str
+    public_url: str
+    ca_bundle: str | None = None
+    host: str = "0.0.0.0"
+    port: int = 8080
+    webhook_timeout: float = 60.0
+    max_body_bytes: int = 1024 * 1024
+
+    @property
+    def rpc_path(self) -> str:
+        """The JSON-RPC endpoint's path: the public URL's own, so an ingress needs no rewrite."""
+        return urlsplit(self.public_url).path or "/"
+
+
+def load_settings(environ: Mapping[str, str]) -> Settings:
+    """Read and check every ADAPTER_* variable; raise ConfigError naming the first bad one."""
+    return Settings(
+        agent_name=_required(environ, "ADAPTER_AGENT_NAME"),
+        agent_description=_required(environ, "ADAPTER_AGENT_DESCRIPTION"),
+        skill_id=_skill_id(environ),
+        skill_name=_required(environ, "ADAPTER_SKILL_NAME"),
+        skill_description=_required(environ, "ADAPTER_SKILL_DESCRIPTION"),
+        skill_examples=tuple(
+            line.strip()
+            for line in environ.get("ADAPTER_SKILL_EXAMPLES", "").splitlines()
+            if line.strip()
+        ),
+        webhook_url=_http_url(environ, "ADAPTER_WEBHOOK_URL"),
+        public_url=_http_url(environ, "ADAPTER_PUBLIC_URL"),
+        ca_bundle=_ca_bundle(environ),
+        host=_optional(environ, "ADAPTER_HOST", "0.0.0.0", _host),
+        port=_optional(environ, "ADAPTER_PORT", 8080, _port),
+        webhook_timeout=_optional(environ, "ADAPTER_WEBHOOK_TIMEOUT", 60.0, _seconds),
+        max_body_bytes=_optional(environ, "ADAPTER_MAX_BODY_BYTES", 1024 * 1024, _byte_count),
+    )
+
+
+def _required(environ: Mapping[str, str], name: str) -> str:
+    value = environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(name, "is required and must not be empty")
+    return value
+
+
+def _optional(environ: Mapping[str, str], name: str, default: T, parse: Callable[[str], T]) -> T:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse(raw)
+    except ValueError as error:
+        raise ConfigError(name, f"{error} (got {raw!r})") from None
+
+
+def _skill_id(environ: Mapping[str, str]) -> str:
+    value = _required(environ, "ADAPTER_SKILL_ID")
+    if not _SKILL_ID.match(value):
+        raise ConfigError(
+            "ADAPTER_SKILL_ID", f"must be letters, digits, '_', '.' or '-' (got {value!r})"
+        )
+    return value
+
+
+def _http_url(environ: Mapping[str, str], name: str) -> str:
+    value = _required(environ, name)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as error:
+        raise ConfigError(name, f"is not a valid URL: {error}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(name, f"must be an http:// or https:// URL with a host (got {value!r})")
+    if parts.username is not None or parts.password is not None:
+        # The adapter holds no credentials; one in a URL would also land in logs.
+        raise ConfigError(name, "must not carry credentials (user:password@)")
+    return value
+
+
+def _ca_bundle(environ: Mapping[str, str]) -> str | None:
+    path = environ.get("ADAPTER_CA_BUNDLE", "").strip()
+    if not path:
+        return None
+    try:
+        ssl.create_default_context(cafile=path)
+    except FileNotFoundError:
+        raise ConfigError("ADAPTER_CA_BUNDLE", f"no such file: {path}") from None
+    except (ssl.SSLError, OSError, ValueError) as error:
+        raise ConfigError(
+            "ADAPTER_CA_BUNDLE", f"is not a readable PEM CA file: {path} ({error})"
+        ) from None
+    return path
+
+
+def _host(raw: str) -> str:
+    if any(c.isspace() for c in raw) or "/" in raw:
+        raise ValueError("must be a host name or IP address")
+    return raw
+
+
+def _port(raw: str) -> int:
+    if not raw.isdigit() or not 0 <= int(raw) <= 65535:
+        raise ValueError("must be a whole number from 0 to 65535")
+    return int(raw)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("must be a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("must be a number of seconds greater than 0")
+    return value
+
+
+def _byte_count(raw: str) -> int:
+    if not raw.isdigit() or int(raw) < 1024:
+        raise ValueError("must be a whole number of bytes, at least 1024")
+    return int(raw)

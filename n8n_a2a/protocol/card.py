@@ -1,0 +1,49 @@
+"""The Agent Card, built once from Settings, in the shape each protocol version reads."""
+
+from __future__ import annotations
+
+from .. import __version__
+from ..config import Settings
+from .codec import TEXT_MODES
+from .model import JSONObject
+from .versions import SUPPORTED
+
+
+def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
+    """The card, for v1.0 clients or (with `legacy_fields`) for v0.3 clients too.
+
+    `legacy_fields` adds the v0.3 top-level `url`, `protocolVersion`,
+    `preferredTransport` and `additionalInterfaces` that v0.3 clients need and that
+    the v1.0 card schema rejects.
+    """
+    skill: JSONObject = {
+        "id": settings.skill_id,
+        "name": settings.skill_name,
+        "description": settings.skill_description,
+        "tags": ["n8n", settings.skill_id],
+        "examples": list(settings.skill_examples),
+        "inputModes": list(TEXT_MODES),
+        "outputModes": list(TEXT_MODES),
+    }
+    card: JSONObject = {
+        "name": settings.agent_name,
+        "description": settings.agent_description,
+        "version": __version__,
+        # v1.0 first: clients prefer the first interface they can speak.
+        "supportedInterfaces": [
+            {"url": settings.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
+            for v in sorted(SUPPORTED, reverse=True)
+        ],
+        "capabilities": {"streaming": False, "pushNotifications": False},
+        "defaultInputModes": list(TEXT_MODES),
+        "defaultOutputModes": list(TEXT_MODES),
+        "skills": [skill],
+    }
+    if legacy_fields:
+        card |= {
+            "protocolVersion": "0.3.0",
+            "url": settings.public_url,
+            "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [{"url": settings.public_url, "transport": "JSONRPC"}],
+        }
+    return card

@@ -1,0 +1,205 @@
+"""What the two wire codecs share: decoding operations, encoding tasks and errors.
+
+A codec turns a JSON-RPC method and its params into a version-neutral Operation, and
+a Task or an A2AError back into that version's JSON. The version difference lives
+here and in v1.py / v03.py only: the executor and the task table never ask for it.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from datetime import datetime
+from typing import Any, ClassVar
+
+from .errors import A2AError, ErrorCode
+from .model import (
+    Artifact,
+    GetTask,
+    JSONObject,
+    Message,
+    Operation,
+    Part,
+    Role,
+    SendMessage,
+    Task,
+    TaskState,
+)
+from .params import Params
+
+# The media types this agent takes and gives: text in, text out.
+TEXT_MODES = ("text/plain",)
+_ACCEPTABLE_OUTPUT = frozenset({"text/plain", "text/*", "*/*"})
+
+
+class Verb(enum.Enum):
+    """What a method asks for, before its params are read."""
+
+    SEND = "send"
+    GET = "get"
+    STREAM = "stream"
+    CANCEL = "cancel"
+    LIST = "list"
+    PUSH_CONFIG = "push-config"
+    EXTENDED_CARD = "extended-card"
+
+
+class Codec(ABC):
+    """One protocol version's wire shapes."""
+
+    version: str
+    methods: ClassVar[dict[str, Verb]]
+    other_version_hint: str
+
+    def decode(self, method: str, params: JSONObject) -> Operation:
+        """The operation a request asks for; A2AError for anything this agent cannot do."""
+        verb = self.methods.get(method)
+        if verb is None:
+            raise A2AError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method!r} is not an A2A {self.version} method"
+                f"{self.other_version_hint}",
+            )
+        reader = Params(params)
+        match verb:
+            case Verb.SEND:
+                return self.decode_send(reader)
+            case Verb.GET:
+                return GetTask(reader.required_str("id"), reader.optional_int("historyLength"))
+            case Verb.STREAM:
+                raise A2AError(
+                    ErrorCode.UNSUPPORTED_OPERATION,
+                    "Streaming is not supported by this agent (capabilities.streaming is false)",
+                )
+            case Verb.CANCEL | Verb.LIST:
+                raise A2AError(
+                    ErrorCode.UNSUPPORTED_OPERATION, f"{method} is not supported by this agent"
+                )
+            case Verb.PUSH_CONFIG:
+                raise A2AError(
+                    ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+                    "Push notifications are not supported by this agent",
+                )
+            case Verb.EXTENDED_CARD:
+                raise A2AError(
+                    ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+                    "This agent has no extended Agent Card",
+                )
+
+    def decode_send(self, params: Params) -> SendMessage:
+        message = self.decode_message(params.required_object("message"))
+        configuration = params.optional_object("configuration") or Params({}, "configuration")
+        accepted = configuration.optional_str_list("acceptedOutputModes")
+        if accepted and not _ACCEPTABLE_OUTPUT.intersection(accepted):
+            raise A2AError(
+                ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+                f"This agent answers in text/plain only; acceptedOutputModes was {accepted}",
+            )
+        if configuration.has(self.push_config_field):
+            raise A2AError(
+                ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+                "Push notifications are not supported by this agent",
+            )
+        return SendMessage(
+            message=message,
+            history_length=configuration.optional_int("historyLength"),
+            blocking=self.decode_blocking(configuration),
+        )
+
+    def decode_message(self, message: Params) -> Message:
+        if message.required_str("role") != self.role_names[Role.USER]:
+            raise A2AError.invalid_params(
+                f"{message.path}.role must be {self.role_names[Role.USER]!r}"
+            )
+        parts = tuple(self.decode_part(part) for part in message.required_objects("parts"))
+        return Message(
+            message_id=message.required_str("messageId"),
+            role=Role.USER,
+            parts=parts,
+            task_id=message.optional_str("taskId"),
+            context_id=message.optional_str("contextId"),
+            metadata=_metadata(message),
+        )
+
+    def encode_send_result(self, task: Task) -> JSONObject:
+        return self.encode_task(task)
+
+    def encode_task(self, task: Task) -> JSONObject:
+        status: JSONObject = {
+            "state": self.state_names[task.status.state],
+            "timestamp": _timestamp(task.status.timestamp),
+        }
+        if task.status.message is not None:
+            status["message"] = self.encode_message(task.status.message)
+        document: JSONObject = {"id": task.id, "contextId": task.context_id, "status": status}
+        if task.artifacts:
+            document["artifacts"] = [self.encode_artifact(a) for a in task.artifacts]
+        document["history"] = [self.encode_message(m) for m in task.history]
+        if task.metadata:
+            document["metadata"] = task.metadata
+        return self.tag(document, "task")
+
+    def encode_message(self, message: Message) -> JSONObject:
+        document: JSONObject = {
+            "messageId": message.message_id,
+            "role": self.role_names[message.role],
+            "parts": [self.encode_part(p) for p in message.parts],
+        }
+        if message.task_id is not None:
+            document["taskId"] = message.task_id
+        if message.context_id is not None:
+            document["contextId"] = message.context_id
+        if message.metadata:
+            document["metadata"] = message.metadata
+        return self.tag(document, "message")
+
+    def encode_artifact(self, artifact: Artifact) -> JSONObject:
+        return {
+            "artifactId": artifact.artifact_id,
+            "name": artifact.name,
+            "parts": [self.encode_part(p) for p in artifact.parts],
+        }
+
+    def encode_error(self, error: A2AError) -> JSONObject:
+        return {"code": int(error.code), "message": error.message}
+
+    # What differs between versions.
+
+    push_config_field: str
+    state_names: ClassVar[dict[TaskState, str]]
+    role_names: ClassVar[dict[Role, str]]
+
+    @abstractmethod
+    def decode_part(self, part: Params) -> Part: ...
+
+    @abstractmethod
+    def decode_blocking(self, configuration: Params) -> bool: ...
+
+    @abstractmethod
+    def encode_part(self, part: Part) -> JSONObject: ...
+
+    @abstractmethod
+    def tag(self, document: JSONObject, kind: str) -> JSONObject: ...
+
+
+def text_only(part: Params, kind: str) -> Part:
+    """A text part, or -32005 for a kind this text/plain agent does not take."""
+    if kind != "text":
+        raise A2AError(
+            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+            f"{part.path} is a {kind} part; this agent accepts text parts only (text/plain)",
+        )
+    text = part.document.get("text")
+    if not isinstance(text, str):
+        raise A2AError.invalid_params(f"{part.path}.text must be a string")
+    return Part(text=text, metadata=_metadata(part))
+
+
+def _metadata(document: Params) -> dict[str, Any] | None:
+    found = document.optional_object("metadata")
+    return found.document if found is not None else None
+
+
+def _timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and a Z, as the SDKs write it."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -1,0 +1,49 @@
+"""JSON-RPC and A2A error codes, and the one exception that carries them to the wire."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorCode(enum.IntEnum):
+    """JSON-RPC 2.0 codes and the A2A codes of both protocol versions."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    TASK_NOT_FOUND = -32001
+    TASK_NOT_CANCELABLE = -32002
+    PUSH_NOTIFICATION_NOT_SUPPORTED = -32003
+    UNSUPPORTED_OPERATION = -32004
+    CONTENT_TYPE_NOT_SUPPORTED = -32005
+    INVALID_AGENT_RESPONSE = -32006
+    EXTENDED_AGENT_CARD_NOT_CONFIGURED = -32007
+    EXTENSION_SUPPORT_REQUIRED = -32008
+    VERSION_NOT_SUPPORTED = -32009
+
+    @property
+    def is_a2a(self) -> bool:
+        """True for the codes A2A defines on top of JSON-RPC (they carry an ErrorInfo in v1.0)."""
+        return -32099 <= self.value <= -32000
+
+
+class A2AError(Exception):
+    """An error answered to the caller as a JSON-RPC error object.
+
+    The message is shown to the caller as it is: it must never contain a token.
+    """
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    @classmethod
+    def invalid_params(cls, message: str) -> A2AError:
+        return cls(ErrorCode.INVALID_PARAMS, message)
+
+    @classmethod
+    def task_not_found(cls, task_id: str) -> A2AError:
+        return cls(ErrorCode.TASK_NOT_FOUND, f"Task not found: {task_id}")

@@ -1,0 +1,108 @@
+"""Version-neutral A2A objects: what the task table holds and the codecs translate."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+JSONObject = dict[str, Any]
+
+
+class TaskState(enum.Enum):
+    SUBMITTED = "submitted"
+    WORKING = "working"
+    INPUT_REQUIRED = "input-required"
+    AUTH_REQUIRED = "auth-required"
+    COMPLETED = "completed"
+    CANCELED = "canceled"
+    FAILED = "failed"
+    REJECTED = "rejected"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset(
+    {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
+)
+
+
+class Role(enum.Enum):
+    USER = "user"
+    AGENT = "agent"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A text part: the only kind this agent takes in or gives out (text/plain)."""
+
+    text: str
+    metadata: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    message_id: str
+    role: Role
+    parts: tuple[Part, ...]
+    task_id: str | None = None
+    context_id: str | None = None
+    metadata: JSONObject | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of all parts, one part a line: what the workflow receives."""
+        return "\n".join(part.text for part in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    artifact_id: str
+    name: str
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    state: TaskState
+    timestamp: datetime
+    message: Message | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: str
+    context_id: str
+    status: TaskStatus
+    history: tuple[Message, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+    metadata: JSONObject = field(default_factory=dict)
+
+    def with_history_length(self, history_length: int | None) -> Task:
+        """The task with only the last `history_length` messages (None: all of them)."""
+        if history_length is None or history_length >= len(self.history):
+            return self
+        kept = self.history[len(self.history) - history_length :] if history_length else ()
+        return replace(self, history=kept)
+
+
+# The operations a caller can ask for, whichever protocol version it speaks.
+
+
+@dataclass(frozen=True, slots=True)
+class SendMessage:
+    message: Message
+    history_length: int | None = None
+    blocking: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class GetTask:
+    task_id: str
+    history_length: int | None = None
+
+
+Operation = SendMessage | GetTask

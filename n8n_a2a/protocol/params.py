@@ -1,0 +1,100 @@
+"""Typed reads from a JSON-RPC params object, naming the field path in every error.
+
+Fields are looked up by their camelCase name and then its snake_case twin: the A2A
+TCK sends `history_length` where the SDKs send `historyLength`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import A2AError
+from .model import JSONObject
+
+_UPPER = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+class Params:
+    """A JSON object in a request, with its path from `params` for error messages."""
+
+    def __init__(self, document: JSONObject, path: str = "params") -> None:
+        self.document = document
+        self.path = path
+
+    def _lookup(self, name: str) -> Any:
+        if name in self.document:
+            return self.document[name]
+        return self.document.get(_UPPER.sub("_", name).lower())
+
+    def _where(self, name: str) -> str:
+        return f"{self.path}.{name}"
+
+    def required_str(self, name: str) -> str:
+        value = self._lookup(name)
+        if not isinstance(value, str) or not value:
+            raise A2AError.invalid_params(f"{self._where(name)} must be a non-empty string")
+        return value
+
+    def optional_str(self, name: str) -> str | None:
+        value = self._lookup(name)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise A2AError.invalid_params(f"{self._where(name)} must be a non-empty string")
+        return value
+
+    def optional_int(self, name: str) -> int | None:
+        """A count: a whole number >= 0 (a JSON number like 3.0 counts as whole)."""
+        value = self._lookup(name)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise A2AError.invalid_params(f"{self._where(name)} must be a whole number >= 0")
+        return value
+
+    def optional_bool(self, name: str) -> bool | None:
+        value = self._lookup(name)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            raise A2AError.invalid_params(f"{self._where(name)} must be true or false")
+        return value
+
+    def optional_object(self, name: str) -> Params | None:
+        value = self._lookup(name)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise A2AError.invalid_params(f"{self._where(name)} must be an object")
+        return Params(value, self._where(name))
+
+    def required_object(self, name: str) -> Params:
+        found = self.optional_object(name)
+        if found is None:
+            raise A2AError.invalid_params(f"{self._where(name)} is required")
+        return found
+
+    def optional_str_list(self, name: str) -> list[str] | None:
+        value = self._lookup(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise A2AError.invalid_params(f"{self._where(name)} must be a list of strings")
+        return value
+
+    def required_objects(self, name: str) -> list[Params]:
+        value = self._lookup(name)
+        if not isinstance(value, list) or not value:
+            raise A2AError.invalid_params(f"{self._where(name)} must be a non-empty list")
+        items = []
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise A2AError.invalid_params(f"{self._where(name)}[{index}] must be an object")
+            items.append(Params(item, f"{self._where(name)}[{index}]"))
+        return items
+
+    def has(self, name: str) -> bool:
+        return self._lookup(name) is not None

@@ -1,0 +1,70 @@
+"""The A2A v1.0 wire codec: `SendMessage`, `TASK_STATE_*`, `ROLE_*`, `{"task": …}` results."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .codec import Codec, Verb, text_only
+from .errors import A2AError
+from .model import JSONObject, Part, Role, Task, TaskState
+from .params import Params
+
+_PART_KINDS = ("text", "raw", "url", "data")
+
+
+class V1Codec(Codec):
+    version = "1.0"
+    other_version_hint = " (v0.3 clients omit the A2A-Version header or send A2A-Version: 0.3)"
+    methods: ClassVar[dict[str, Verb]] = {
+        "SendMessage": Verb.SEND,
+        "GetTask": Verb.GET,
+        "SendStreamingMessage": Verb.STREAM,
+        "SubscribeToTask": Verb.STREAM,
+        "CancelTask": Verb.CANCEL,
+        "ListTasks": Verb.LIST,
+        "CreateTaskPushNotificationConfig": Verb.PUSH_CONFIG,
+        "GetTaskPushNotificationConfig": Verb.PUSH_CONFIG,
+        "ListTaskPushNotificationConfigs": Verb.PUSH_CONFIG,
+        "DeleteTaskPushNotificationConfig": Verb.PUSH_CONFIG,
+        "GetExtendedAgentCard": Verb.EXTENDED_CARD,
+    }
+    push_config_field = "taskPushNotificationConfig"
+    state_names: ClassVar[dict[TaskState, str]] = {
+        state: f"TASK_STATE_{state.name}" for state in TaskState
+    }
+    role_names: ClassVar[dict[Role, str]] = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT"}
+
+    def decode_part(self, part: Params) -> Part:
+        kinds = [kind for kind in _PART_KINDS if kind in part.document]
+        if len(kinds) != 1:
+            raise A2AError.invalid_params(
+                f"{part.path} must have exactly one of text, raw, url or data"
+            )
+        return text_only(part, kinds[0])
+
+    def decode_blocking(self, configuration: Params) -> bool:
+        return not configuration.optional_bool("returnImmediately")
+
+    def encode_part(self, part: Part) -> JSONObject:
+        document: JSONObject = {"text": part.text}
+        if part.metadata:
+            document["metadata"] = part.metadata
+        return document
+
+    def tag(self, document: JSONObject, kind: str) -> JSONObject:
+        return document
+
+    def encode_send_result(self, task: Task) -> JSONObject:
+        return {"task": self.encode_task(task)}
+
+    def encode_error(self, error: A2AError) -> JSONObject:
+        document = super().encode_error(error)
+        if error.code.is_a2a:
+            document["data"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": error.code.name,
+                    "domain": "a2a-protocol.org",
+                }
+            ]
+        return document

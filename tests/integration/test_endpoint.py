@@ -1,0 +1,305 @@
+"""The real adapter over real HTTP, in front of the stub webhook."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from tests.stub_webhook import StubWebhook
+
+V1 = {"A2A-Version": "1.0"}
+
+
+def send_v1(text: str, request_id: Any = 1, **configuration: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "SendMessage",
+        "params": {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            },
+            "configuration": configuration,
+        },
+    }
+
+
+def send_v03(text: str, request_id: Any = "7") -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "message/send",
+        "params": {
+            "configuration": {"blocking": True},
+            "message": {
+                "kind": "message",
+                "messageId": str(uuid.uuid4()),
+                "role": "user",
+                "parts": [{"kind": "text", "text": text}],
+            },
+        },
+    }
+
+
+async def rpc(adapter: str, document: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(adapter, json=document, headers=headers or {})
+    assert reply.status_code == 200, reply.text
+    result: dict[str, Any] = reply.json()
+    return result
+
+
+async def test_v1_send_answered_has_the_v1_shape(adapter: str) -> None:
+    reply = await rpc(adapter, send_v1("answer:4 pallets in stock"), V1)
+    assert reply["id"] == 1
+    task = reply["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "4 pallets in stock"}]
+    assert [m["role"] for m in task["history"]] == ["ROLE_USER", "ROLE_AGENT"]
+    assert task["history"][1]["parts"] == [{"text": "4 pallets in stock"}]
+    assert "kind" not in task
+
+
+async def test_v03_send_answered_has_the_v03_shape(adapter: str) -> None:
+    reply = await rpc(adapter, send_v03("answer:yes"))
+    assert reply["id"] == "7"
+    task = reply["result"]
+    assert task["kind"] == "task"
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "yes"}]
+    assert [m["role"] for m in task["history"]] == ["user", "agent"]
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome", "in_reason"),
+    [
+        ("escalate:needs approval", "ESCALATED", "needs approval"),
+        ("silent", "SILENT", "returned nothing"),
+        ("n8n-error", "SILENT", "Error in workflow"),
+        ("off-contract-json", "OFF_CONTRACT", '{"result":42}'),
+        ("off-contract-text", "OFF_CONTRACT", "sure, whatever you say"),
+        ("not-registered", "NOT_REGISTERED", "not registered"),
+        ("http-503", "HTTP_ERROR", "HTTP 503"),
+        ("redirect", "REDIRECTED", "redirect"),
+        ("huge", "OFF_CONTRACT", "larger than"),
+    ],
+)
+async def test_every_other_outcome_fails_the_task(
+    adapter: str, text: str, outcome: str, in_reason: str
+) -> None:
+    task = (await rpc(adapter, send_v1(text), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": outcome}
+    assert "artifacts" not in task
+    reason = task["status"]["message"]["parts"][0]["text"]
+    assert in_reason in reason
+    assert task["status"]["message"]["role"] == "ROLE_AGENT"
+
+
+async def test_the_webhook_gets_the_contract_body_and_the_token_header(
+    adapter: str, stub: StubWebhook
+) -> None:
+    document = send_v1("answer:ok")
+    document["params"]["message"]["contextId"] = "ctx-42"
+    task = (await rpc(adapter, document, {**V1, "Authorization": "Bearer s3cr3t.t0ken"}))["result"][
+        "task"
+    ]
+    [received] = stub.received
+    assert received.headers["x-subject-token"] == "s3cr3t.t0ken"
+    assert received.headers["content-type"] == "application/json"
+    assert received.json == {
+        "text": "answer:ok",
+        "taskId": task["id"],
+        "contextId": "ctx-42",
+        "messageId": document["params"]["message"]["messageId"],
+        "skillId": "check_availability",
+    }
+    assert b"s3cr3t" not in received.body
+    assert "s3cr3t" not in json.dumps(task)
+
+
+async def test_a_token_echoed_by_the_workflow_is_redacted(adapter: str) -> None:
+    headers = {**V1, "Authorization": "Bearer s3cr3t.t0ken"}
+    task = (await rpc(adapter, send_v1("echo-token"), headers))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert "s3cr3t" not in json.dumps(task)
+    assert task["artifacts"][0]["parts"][0]["text"] == "your token is [redacted]"
+
+
+async def test_no_token_no_header(adapter: str, stub: StubWebhook) -> None:
+    await rpc(adapter, send_v1("answer:ok"), V1)
+    assert "x-subject-token" not in stub.received[0].headers
+
+
+async def test_get_task_later_in_both_versions_with_history_length(adapter: str) -> None:
+    task = (await rpc(adapter, send_v1("answer:ok"), V1))["result"]["task"]
+    get: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "GetTask",
+        "params": {"id": task["id"]},
+    }
+    got = (await rpc(adapter, get, V1))["result"]
+    assert got["id"] == task["id"]
+    assert got["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(got["history"]) == 2
+    get["params"]["historyLength"] = 1
+    assert [m["role"] for m in (await rpc(adapter, get, V1))["result"]["history"]] == ["ROLE_AGENT"]
+    legacy = {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"id": task["id"]}}
+    got03 = (await rpc(adapter, {**legacy, "params": {"id": task["id"], "historyLength": 0}}))[
+        "result"
+    ]
+    assert got03["kind"] == "task"
+    assert got03["status"]["state"] == "completed"
+    assert got03["history"] == []
+
+
+async def test_unknown_task_is_32001_in_both_versions(adapter: str) -> None:
+    get = {"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": {"id": "nope"}}
+    error = (await rpc(adapter, get, V1))["error"]
+    assert error["code"] == -32001
+    assert error["data"][0]["reason"] == "TASK_NOT_FOUND"
+    legacy = {"jsonrpc": "2.0", "id": 6, "method": "tasks/get", "params": {"id": "nope"}}
+    assert (await rpc(adapter, legacy))["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "request_id"),
+    [
+        (b"{not json", -32700, None),
+        (b"[]", -32600, None),
+        (b'{"jsonrpc":"2.0","method":"GetTask","params":{}}', -32600, None),
+        (b'{"jsonrpc":"1.0","id":9,"method":"GetTask"}', -32600, 9),
+        (b'{"jsonrpc":"2.0","id":"a","method":"Nope","params":{}}', -32601, "a"),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"GetTask","params":{}}', -32602, 1.5),
+        (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{}}}', -32602, 1),
+        (b"[" * 100_000, -32700, None),
+    ],
+)
+async def test_malformed_requests_get_the_right_error(
+    adapter: str, body: bytes, code: int, request_id: Any
+) -> None:
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(
+            adapter, content=body, headers={**V1, "Content-Type": "application/json"}
+        )
+    assert reply.status_code == 200
+    document = reply.json()
+    assert document["error"]["code"] == code
+    assert document["id"] == request_id
+    assert "Traceback" not in reply.text
+
+
+async def test_invalid_params_name_the_field(adapter: str) -> None:
+    document = send_v1("x")
+    del document["params"]["message"]["messageId"]
+    error = (await rpc(adapter, document, V1))["error"]
+    assert error["code"] == -32602
+    assert "params.message.messageId" in error["message"]
+
+
+async def test_unsupported_version_is_32009(adapter: str) -> None:
+    reply = await rpc(adapter, send_v1("x"), {"A2A-Version": "2.0"})
+    assert reply["error"]["code"] == -32009
+    assert reply["id"] == 1
+
+
+async def test_version_from_the_query_parameter(adapter: str) -> None:
+    reply = await rpc(adapter.rstrip("/") + "/?A2A-Version=1.0", send_v1("answer:q"))
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_wrong_content_type_is_32005_with_the_id(adapter: str) -> None:
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(
+            adapter,
+            content=json.dumps(send_v1("x", request_id=11)),
+            headers={**V1, "Content-Type": "text/plain"},
+        )
+    assert reply.status_code == 200
+    assert reply.json()["error"]["code"] == -32005
+    assert reply.json()["id"] == 11
+
+
+async def test_a_body_over_the_limit_is_refused_cleanly(adapter: str) -> None:
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(
+            adapter,
+            content=b'{"pad":"' + b"x" * (2 * 1024 * 1024) + b'"}',
+            headers={**V1, "Content-Type": "application/json"},
+        )
+    assert reply.status_code == 413
+    assert reply.json()["error"]["code"] == -32600
+
+
+async def test_a_non_text_part_is_32005(adapter: str) -> None:
+    document = send_v1("x")
+    document["params"]["message"]["parts"] = [{"url": "http://example.invalid/a.pdf"}]
+    assert (await rpc(adapter, document, V1))["error"]["code"] == -32005
+
+
+async def test_streaming_is_refused_honestly(adapter: str) -> None:
+    document = {**send_v1("x"), "method": "SendStreamingMessage"}
+    assert (await rpc(adapter, document, V1))["error"]["code"] == -32004
+
+
+async def test_response_id_keeps_its_type(adapter: str) -> None:
+    for request_id in (7, "7", None):
+        reply = await rpc(adapter, send_v1("answer:x", request_id=request_id), V1)
+        assert reply["id"] == request_id
+        assert type(reply["id"]) is type(request_id)
+
+
+async def test_the_card_serves_both_kinds_of_client(adapter: str) -> None:
+    async with httpx.AsyncClient() as client:
+        legacy = await client.get(adapter.rstrip("/") + "/.well-known/agent-card.json")
+        v1 = await client.get(adapter.rstrip("/") + "/.well-known/agent-card.json", headers=V1)
+        again = await client.get(
+            adapter.rstrip("/") + "/.well-known/agent-card.json",
+            headers={"If-None-Match": legacy.headers["etag"]},
+        )
+    assert legacy.json()["url"] == adapter
+    assert legacy.json()["protocolVersion"] == "0.3.0"
+    assert "url" not in v1.json()
+    assert v1.json()["supportedInterfaces"][0] == {
+        "url": adapter,
+        "protocolBinding": "JSONRPC",
+        "protocolVersion": "1.0",
+    }
+    assert legacy.headers["etag"] != v1.headers["etag"]
+    assert "last-modified" in legacy.headers
+    assert "max-age" in legacy.headers["cache-control"]
+    assert again.status_code == 304
+
+
+async def test_the_token_never_reaches_an_error_message(adapter: str) -> None:
+    headers = {**V1, "Authorization": "Bearer bad token with spaces"}
+    reply = await rpc(adapter, send_v1("x"), headers)
+    assert reply["error"]["code"] == -32600
+    assert "spaces" not in json.dumps(reply)
+
+
+async def test_slow_webhook_times_out_into_a_failed_task(
+    stub: StubWebhook, start_adapter: Any
+) -> None:
+    adapter = await start_adapter(stub.url, webhook_timeout=0.5)
+    task = (await rpc(adapter, send_v1("hold"), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": "TIMEOUT"}
+    assert "ADAPTER_WEBHOOK_TIMEOUT" in task["status"]["message"]["parts"][0]["text"]
+    with trio.fail_after(5):
+        await stub.wait_released()
+
+
+async def test_unreachable_webhook_fails_the_task(start_adapter: Any) -> None:
+    adapter = await start_adapter("http://127.0.0.1:9/webhook/none")
+    task = (await rpc(adapter, send_v1("x"), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": "UNREACHABLE"}

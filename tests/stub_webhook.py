@@ -1,0 +1,150 @@
+"""A stand-in for an n8n production webhook, served for real on 127.0.0.1.
+
+The message text picks the reply, so one adapter in front of it reaches every
+outcome: `answer:X`, `escalate:X`, `silent`, `n8n-error`, `not-registered`,
+`http-503`, `off-contract-json`, `off-contract-text`, `redirect`, `sleep:S`,
+`hold` (never answers), `echo-token`, `huge`; anything else is echoed as the answer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+Scope = dict[str, Any]
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.body)
+        return result
+
+
+@dataclass
+class StubWebhook:
+    base_url: str = ""
+    received: list[Received] = field(default_factory=list)
+    held: int = 0
+    released: int = 0
+    hold_changed: trio.Event = field(default_factory=trio.Event)
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/webhook/supply"
+
+    def _note_hold(self, delta_held: int, delta_released: int) -> None:
+        self.held += delta_held
+        self.released += delta_released
+        self.hold_changed.set()
+        self.hold_changed = trio.Event()
+
+    async def wait_held(self, count: int = 1) -> None:
+        while self.held < count:
+            await self.hold_changed.wait()
+
+    async def wait_released(self, count: int = 1) -> None:
+        while self.released < count:
+            await self.hold_changed.wait()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                await send({"type": message["type"] + ".complete"})
+                if message["type"] == "lifespan.shutdown":
+                    return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        self.received.append(Received(headers, body))
+        try:
+            text = json.loads(body).get("text", "")
+        except ValueError:
+            text = ""
+        if text == "hold":
+            await self._hold(receive)
+            return
+        status, content_type, reply, extra = await self._reply(text, headers)
+        response_headers = [(b"content-type", content_type.encode()), *extra]
+        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": reply})
+
+    async def _hold(self, receive: Any) -> None:
+        """Never answer; count the moment the adapter closes the connection."""
+        self._note_hold(1, 0)
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        finally:
+            self._note_hold(0, 1)
+
+    async def _reply(
+        self, text: str, headers: dict[str, str]
+    ) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+        json_type = "application/json; charset=utf-8"
+        verb, _, argument = text.partition(":")
+        if verb == "answer":
+            return 200, json_type, _contract(argument, escalate=False), []
+        if verb == "escalate":
+            return 200, json_type, _contract(argument, escalate=True), []
+        if verb == "sleep":
+            await trio.sleep(float(argument))
+            return 200, json_type, _contract("slept", escalate=False), []
+        if text == "silent":
+            return 200, json_type, b"", []
+        if text == "n8n-error":
+            return 500, json_type, b'{"message":"Error in workflow"}', []
+        if text == "not-registered":
+            body = {
+                "code": 404,
+                "message": 'The requested webhook "POST supply" is not registered.',
+                "hint": "The workflow must be active for a production URL to run successfully.",
+            }
+            return 404, json_type, json.dumps(body).encode(), []
+        if text == "http-503":
+            return 503, "text/plain", b"upstream overloaded", []
+        if text == "off-contract-json":
+            return 200, json_type, b'{"result":42}', []
+        if text == "off-contract-text":
+            return 200, "text/html; charset=utf-8", b"sure, whatever you say", []
+        if text == "redirect":
+            return 302, "text/plain", b"", [(b"location", b"http://127.0.0.1:9/elsewhere")]
+        if text == "echo-token":
+            token = headers.get("x-subject-token", "")
+            return 200, json_type, _contract(f"your token is {token}", escalate=False), []
+        if text == "huge":
+            return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
+        return 200, json_type, _contract(text, escalate=False), []
+
+
+def _contract(answer: str, *, escalate: bool) -> bytes:
+    return json.dumps({"answer": answer, "escalate": escalate}).encode()
+
+
+async def start_stub_webhook(
+    nursery: trio.Nursery, *, certfile: str | None = None, keyfile: str | None = None
+) -> StubWebhook:
+    """Serve a new stub on a free port of 127.0.0.1, over TLS when given a certificate."""
+    stub = StubWebhook()
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.accesslog = None
+    config.errorlog = None
+    config.certfile, config.keyfile = certfile, keyfile
+    binds = await nursery.start(serve, stub, config)
+    stub.base_url = binds[0]
+    return stub

@@ -1,0 +1,88 @@
+"""The webhook call over real HTTP and TLS: headers, redirects, limits, certificates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+import trustme
+
+from n8n_a2a.outcome import HttpReply, Outcome, TransportFailure
+from n8n_a2a.webhook import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
+from tests.conftest import make_settings
+from tests.stub_webhook import StubWebhook, start_stub_webhook
+
+
+def request(text: str) -> WebhookRequest:
+    return WebhookRequest(text, "t-1", "c-1", "m-1", "check_availability")
+
+
+async def call(url: str, text: str, token: str | None = None, **settings: Any) -> Any:
+    async with WebhookClient(make_settings(url, **settings)) as client:
+        return await client.call(request(text), token)
+
+
+async def test_the_body_and_headers(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "answer:ok", "tok.en")
+    assert isinstance(reply, HttpReply) and reply.status == 200
+    [received] = stub.received
+    assert received.json == {
+        "text": "answer:ok",
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "messageId": "m-1",
+        "skillId": "check_availability",
+    }
+    assert received.headers["x-subject-token"] == "tok.en"
+    assert "authorization" not in received.headers
+
+
+async def test_a_redirect_is_not_followed(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "redirect")
+    assert isinstance(reply, HttpReply)
+    assert (reply.status, reply.location) == (302, "http://127.0.0.1:9/elsewhere")
+    assert len(stub.received) == 1
+
+
+async def test_the_reply_is_read_up_to_the_limit(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "huge")
+    assert isinstance(reply, HttpReply)
+    assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
+
+
+async def test_connection_refused_is_unreachable() -> None:
+    reply = await call("http://127.0.0.1:9/webhook", "x")
+    assert isinstance(reply, TransportFailure) and reply.outcome is Outcome.UNREACHABLE
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+async def tls_stub(nursery: trio.Nursery, authority: trustme.CA, tmp_path: Any) -> StubWebhook:
+    certificate = authority.issue_cert("127.0.0.1", "localhost")
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    certificate.private_key_pem.write_to_path(str(key_file))
+    return await start_stub_webhook(nursery, certfile=str(cert_file), keyfile=str(key_file))
+
+
+async def test_tls_is_verified_with_the_ca_bundle(
+    tls_stub: StubWebhook, authority: trustme.CA, tmp_path: Any
+) -> None:
+    assert tls_stub.url.startswith("https://")
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    reply = await call(tls_stub.url, "answer:secure", ca_bundle=str(bundle))
+    assert isinstance(reply, HttpReply) and reply.status == 200
+
+
+async def test_tls_without_the_ca_fails_as_tls(tls_stub: StubWebhook) -> None:
+    reply = await call(tls_stub.url, "answer:secure")
+    assert isinstance(reply, TransportFailure)
+    assert reply.outcome is Outcome.TLS_FAILURE
+    assert "certificate" in reply.detail.lower()
+    assert not tls_stub.received
