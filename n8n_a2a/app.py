@@ -23,7 +23,7 @@ from .protocol.card import agent_card
 from .protocol.codec import Codec
 from .protocol.errors import A2AError, ErrorCode
 from .protocol.http import bearer_token, is_json
-from .protocol.model import GetTask, Operation, SendMessage
+from .protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from .protocol.versions import V1, codec_for
 
 logger = logging.getLogger(__name__)
@@ -102,6 +102,10 @@ def create_app(settings: Settings, executor: Executor) -> QuartTrio:
             case GetTask(task_id, history_length):
                 task = executor.table.get(task_id).with_history_length(history_length)
                 return codec.encode_task(task)
+            case CancelTask(task_id):
+                return codec.encode_task(executor.cancel(task_id))
+            case ListTasks():
+                return codec.encode_page(executor.table.list(operation))
 
     @app.errorhandler(HTTPException)
     async def http_error(error: HTTPException) -> Response:

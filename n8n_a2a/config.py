@@ -7,6 +7,7 @@ import re
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -41,6 +42,11 @@ class Settings:
     port: int = 8080
     webhook_timeout: float = 60.0
     max_body_bytes: int = 1024 * 1024
+    max_concurrent_calls: int = 1024
+    max_queued_calls: int = 1024
+    max_tasks: int = 10_000
+    task_ttl: float = 3600.0
+    shutdown_grace: float = 30.0
 
     @property
     def rpc_path(self) -> str:
@@ -50,7 +56,7 @@ class Settings:
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
     """Read and check every ADAPTER_* variable; raise ConfigError naming the first bad one."""
-    return Settings(
+    settings = Settings(
         agent_name=_required(environ, "ADAPTER_AGENT_NAME"),
         agent_description=_required(environ, "ADAPTER_AGENT_DESCRIPTION"),
         skill_id=_skill_id(environ),
@@ -67,8 +73,23 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         host=_optional(environ, "ADAPTER_HOST", "0.0.0.0", _host),
         port=_optional(environ, "ADAPTER_PORT", 8080, _port),
         webhook_timeout=_optional(environ, "ADAPTER_WEBHOOK_TIMEOUT", 60.0, _seconds),
-        max_body_bytes=_optional(environ, "ADAPTER_MAX_BODY_BYTES", 1024 * 1024, _byte_count),
+        max_body_bytes=_optional(environ, "ADAPTER_MAX_BODY_BYTES", 1024 * 1024, _at_least(1024)),
+        max_concurrent_calls=_optional(environ, "ADAPTER_MAX_CONCURRENT_CALLS", 1024, _at_least(1)),
+        max_queued_calls=_optional(environ, "ADAPTER_MAX_QUEUED_CALLS", 1024, _at_least(0)),
+        max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
+        task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
+        shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
     )
+    # Every running or waiting task must fit in the table, or a send could find no
+    # room that evicting finished tasks can make.
+    if settings.max_tasks < settings.max_concurrent_calls + settings.max_queued_calls:
+        raise ConfigError(
+            "ADAPTER_MAX_TASKS",
+            f"must be at least ADAPTER_MAX_CONCURRENT_CALLS + ADAPTER_MAX_QUEUED_CALLS "
+            f"({settings.max_concurrent_calls + settings.max_queued_calls}), "
+            f"got {settings.max_tasks}",
+        )
+    return settings
 
 
 def _required(environ: Mapping[str, str], name: str) -> str:
@@ -149,7 +170,11 @@ def _seconds(raw: str) -> float:
     return value
 
 
-def _byte_count(raw: str) -> int:
-    if not raw.isdigit() or int(raw) < 1024:
-        raise ValueError("must be a whole number of bytes, at least 1024")
+def _at_least(minimum: int) -> Callable[[str], int]:
+    return partial(_whole_number, minimum=minimum)
+
+
+def _whole_number(raw: str, minimum: int) -> int:
+    if not raw.isdigit() or int(raw) < minimum:
+        raise ValueError(f"must be a whole number, at least {minimum}")
     return int(raw)

@@ -36,10 +36,16 @@ class Outcome(enum.Enum):
     TLS_FAILURE = "TLS_FAILURE"
     BROKEN_REPLY = "BROKEN_REPLY"
     ADAPTER_ERROR = "ADAPTER_ERROR"
+    CANCELED = "CANCELED"
+    SHUTDOWN = "SHUTDOWN"
 
     @property
     def task_state(self) -> TaskState:
-        return TaskState.COMPLETED if self is Outcome.ANSWERED else TaskState.FAILED
+        if self is Outcome.ANSWERED:
+            return TaskState.COMPLETED
+        if self is Outcome.CANCELED:
+            return TaskState.CANCELED
+        return TaskState.FAILED
 
 
 @dataclass(frozen=True, slots=True)

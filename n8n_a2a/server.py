@@ -35,11 +35,33 @@ async def serve(
     config = Config()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
-    config.graceful_timeout = settings.webhook_timeout
+    # Requests waiting on a blocking send end at most at the end of the grace period,
+    # when their calls are cut: hypercorn must not close their sockets before that.
+    config.graceful_timeout = settings.shutdown_grace + 5.0
+    stopping = trio.Event()
     async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
-        executor = Executor(calls, TaskTable(), webhook, settings.skill_id)
-        app = create_app(settings, executor)
-        await hypercorn_serve(
-            app, config, shutdown_trigger=shutdown_trigger, task_status=task_status
+        table = TaskTable(settings.max_tasks, settings.task_ttl)
+        executor = Executor(
+            calls,
+            table,
+            webhook,
+            settings.skill_id,
+            max_concurrent_calls=settings.max_concurrent_calls,
+            max_queued_calls=settings.max_queued_calls,
         )
-        calls.cancel_scope.cancel()
+
+        async def stop_when_told() -> None:
+            await shutdown_trigger()
+            executor.stop_accepting()
+            stopping.set()
+
+        async def drain_when_stopping() -> None:
+            await stopping.wait()
+            await executor.drain(settings.shutdown_grace)
+
+        calls.start_soon(drain_when_stopping)
+        app = create_app(settings, executor)
+        # Hypercorn stops listening and waits for the requests under way while the
+        # executor drains the webhook calls beside it.
+        await hypercorn_serve(app, config, shutdown_trigger=stop_when_told, task_status=task_status)
+        stopping.set()  # also when hypercorn stopped on its own

@@ -9,6 +9,7 @@ outcome: `answer:X`, `escalate:X`, `silent`, `n8n-error`, `not-registered`,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,25 +37,30 @@ class StubWebhook:
     received: list[Received] = field(default_factory=list)
     held: int = 0
     released: int = 0
-    hold_changed: trio.Event = field(default_factory=trio.Event)
+    _changed: trio.Event = field(default_factory=trio.Event)
 
     @property
     def url(self) -> str:
         return f"{self.base_url}/webhook/supply"
 
-    def _note_hold(self, delta_held: int, delta_released: int) -> None:
-        self.held += delta_held
-        self.released += delta_released
-        self.hold_changed.set()
-        self.hold_changed = trio.Event()
+    def _note(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def _wait_until(self, reached: Callable[[], bool]) -> None:
+        while not reached():
+            await self._changed.wait()
+
+    async def wait_received(self, count: int = 1) -> None:
+        await self._wait_until(lambda: len(self.received) >= count)
 
     async def wait_held(self, count: int = 1) -> None:
-        while self.held < count:
-            await self.hold_changed.wait()
+        """Until `count` calls are being held open."""
+        await self._wait_until(lambda: self.held >= count)
 
     async def wait_released(self, count: int = 1) -> None:
-        while self.released < count:
-            await self.hold_changed.wait()
+        """Until the adapter has closed `count` held connections."""
+        await self._wait_until(lambda: self.released >= count)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -71,6 +77,7 @@ class StubWebhook:
                 break
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.received.append(Received(headers, body))
+        self._note()
         try:
             text = json.loads(body).get("text", "")
         except ValueError:
@@ -85,12 +92,14 @@ class StubWebhook:
 
     async def _hold(self, receive: Any) -> None:
         """Never answer; count the moment the adapter closes the connection."""
-        self._note_hold(1, 0)
+        self.held += 1
+        self._note()
         try:
             while (await receive())["type"] != "http.disconnect":
                 pass
         finally:
-            self._note_hold(0, 1)
+            self.released += 1
+            self._note()
 
     async def _reply(
         self, text: str, headers: dict[str, str]

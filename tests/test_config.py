@@ -45,6 +45,11 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_WEBHOOK_TIMEOUT", "soon", "number of seconds"),
         ("ADAPTER_CA_BUNDLE", "/no/such/file.pem", "no such file"),
         ("ADAPTER_MAX_BODY_BYTES", "12", "at least 1024"),
+        ("ADAPTER_MAX_CONCURRENT_CALLS", "0", "at least 1"),
+        ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
+        ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
+        ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:

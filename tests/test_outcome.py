@@ -140,3 +140,4 @@ def test_transport_failures_fail_with_a_reason(outcome: Outcome, words: str) -> 
 
 def test_only_answered_ever_completes() -> None:
     assert [o for o in Outcome if o.task_state is TaskState.COMPLETED] == [Outcome.ANSWERED]
+    assert [o for o in Outcome if o.task_state is TaskState.CANCELED] == [Outcome.CANCELED]

@@ -8,7 +8,7 @@ import pytest
 
 from n8n_a2a.outcome import Outcome, Verdict
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import Message, Part, Role, TaskState
+from n8n_a2a.protocol.model import ListTasks, Message, Part, Role, TaskState
 from n8n_a2a.tasks import IllegalTransition, TaskTable
 
 
@@ -26,7 +26,7 @@ def message(task_id: str | None = None, context_id: str | None = None) -> Messag
 
 
 def test_a_task_goes_submitted_working_completed() -> None:
-    table = TaskTable(Ticking())
+    table = TaskTable(clock=Ticking())
     task = table.submit(message(context_id="c-1"))
     assert task.status.state is TaskState.SUBMITTED
     assert task.context_id == "c-1"
@@ -88,3 +88,61 @@ def test_a_message_naming_a_finished_task_is_refused() -> None:
     with pytest.raises(A2AError) as raised:
         table.submit(message(task_id="unknown"))
     assert raised.value.code is ErrorCode.TASK_NOT_FOUND
+
+
+def finished(table: TaskTable, text: str = "x") -> str:
+    task = table.start(table.submit(message()).id)
+    table.finish(task.id, Verdict(Outcome.ANSWERED, text))
+    return task.id
+
+
+def test_finished_tasks_leave_after_their_time_to_live() -> None:
+    clock = Ticking()
+    table = TaskTable(ttl_seconds=10, clock=clock)
+    old = finished(table)
+    running = table.start(table.submit(message()).id)
+    clock.now += timedelta(seconds=30)
+    fresh = finished(table)
+    with pytest.raises(A2AError):
+        table.get(old)
+    assert table.get(running.id).status.state is TaskState.WORKING  # never evicted
+    assert table.get(fresh).status.state is TaskState.COMPLETED
+
+
+def test_a_full_table_evicts_the_oldest_finished_first_and_never_a_running_one() -> None:
+    table = TaskTable(max_tasks=3, clock=Ticking())
+    running = table.start(table.submit(message()).id)
+    first, second = finished(table), finished(table)
+    third = finished(table)
+    assert {running.id, second, third} == {t.id for t in table.list(ListTasks()).tasks}
+    with pytest.raises(A2AError):
+        table.get(first)
+
+
+def test_a_table_full_of_running_tasks_refuses_with_server_busy() -> None:
+    table = TaskTable(max_tasks=2)
+    table.submit(message())
+    table.submit(message())
+    with pytest.raises(A2AError) as raised:
+        table.submit(message())
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
+
+
+def test_list_pages_survive_an_eviction_between_pages() -> None:
+    table = TaskTable(max_tasks=10, clock=Ticking())
+    ids = [finished(table) for _ in range(5)]
+    page = table.list(ListTasks(page_size=2))
+    assert [t.id for t in page.tasks] == ids[:2:-1]
+    assert page.total_size == 5
+    for _ in range(6):  # evicts the two oldest
+        finished(table)
+    rest = table.list(ListTasks(page_size=10, page_token=page.next_page_token))
+    assert [t.id for t in rest.tasks][:1] == [ids[2]]
+
+
+@pytest.mark.parametrize("token", ["not base64!", "bm9waXBl", "MjAyMC0wMS0wMXx4"])
+def test_a_foreign_page_token_is_invalid_params(token: str) -> None:
+    with pytest.raises(A2AError) as raised:
+        TaskTable().list(ListTasks(page_token=token))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS

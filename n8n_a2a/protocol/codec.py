@@ -15,14 +15,17 @@ from typing import Any, ClassVar
 from .errors import A2AError, ErrorCode
 from .model import (
     Artifact,
+    CancelTask,
     GetTask,
     JSONObject,
+    ListTasks,
     Message,
     Operation,
     Part,
     Role,
     SendMessage,
     Task,
+    TaskPage,
     TaskState,
 )
 from .params import Params
@@ -30,6 +33,9 @@ from .params import Params
 # The media types this agent takes and gives: text in, text out.
 TEXT_MODES = ("text/plain",)
 _ACCEPTABLE_OUTPUT = frozenset({"text/plain", "text/*", "*/*"})
+# ListTasks paging, as the spec bounds it.
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 100
 
 
 class Verb(enum.Enum):
@@ -71,10 +77,10 @@ class Codec(ABC):
                     ErrorCode.UNSUPPORTED_OPERATION,
                     "Streaming is not supported by this agent (capabilities.streaming is false)",
                 )
-            case Verb.CANCEL | Verb.LIST:
-                raise A2AError(
-                    ErrorCode.UNSUPPORTED_OPERATION, f"{method} is not supported by this agent"
-                )
+            case Verb.CANCEL:
+                return CancelTask(reader.required_str("id"))
+            case Verb.LIST:
+                return self.decode_list(reader)
             case Verb.PUSH_CONFIG:
                 raise A2AError(
                     ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
@@ -105,6 +111,37 @@ class Codec(ABC):
             history_length=configuration.optional_int("historyLength"),
             blocking=self.decode_blocking(configuration),
         )
+
+    def decode_list(self, params: Params) -> ListTasks:
+        page_size = params.optional_int("pageSize")
+        if page_size is not None and not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise A2AError.invalid_params(
+                f"params.pageSize must be from 1 to {MAX_PAGE_SIZE}, got {page_size}"
+            )
+        status = params.optional_str("status")
+        state = None
+        if status is not None and status != "TASK_STATE_UNSPECIFIED":
+            by_name = {name: state for state, name in self.state_names.items()}
+            if status not in by_name:
+                raise A2AError.invalid_params(f"params.status {status!r} is not a task state")
+            state = by_name[status]
+        return ListTasks(
+            context_id=params.optional_str("contextId"),
+            state=state,
+            status_timestamp_after=_parse_timestamp(params, "statusTimestampAfter"),
+            page_size=page_size or DEFAULT_PAGE_SIZE,
+            page_token=params.optional_str("pageToken"),
+            history_length=params.optional_int("historyLength"),
+            include_artifacts=bool(params.optional_bool("includeArtifacts")),
+        )
+
+    def encode_page(self, page: TaskPage) -> JSONObject:
+        return {
+            "tasks": [self.encode_task(task) for task in page.tasks],
+            "nextPageToken": page.next_page_token,
+            "pageSize": page.page_size,
+            "totalSize": page.total_size,
+        }
 
     def decode_message(self, message: Params) -> Message:
         if message.required_str("role") != self.role_names[Role.USER]:
@@ -198,6 +235,21 @@ def text_only(part: Params, kind: str) -> Part:
 def _metadata(document: Params) -> dict[str, Any] | None:
     found = document.optional_object("metadata")
     return found.document if found is not None else None
+
+
+def _parse_timestamp(params: Params, name: str) -> datetime | None:
+    raw = params.optional_str(name)
+    if raw is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise A2AError.invalid_params(
+            f"params.{name} must be an RFC 3339 timestamp with a time zone, got {raw[:40]!r}"
+        )
+    return moment
 
 
 def _timestamp(moment: datetime) -> str:

@@ -22,11 +22,13 @@ class ErrorCode(enum.IntEnum):
     EXTENDED_AGENT_CARD_NOT_CONFIGURED = -32007
     EXTENSION_SUPPORT_REQUIRED = -32008
     VERSION_NOT_SUPPORTED = -32009
+    # JSON-RPC's range for server errors; A2A defines no code for "try again later".
+    SERVER_BUSY = -32000
 
     @property
     def is_a2a(self) -> bool:
         """True for the codes A2A defines on top of JSON-RPC (they carry an ErrorInfo in v1.0)."""
-        return -32099 <= self.value <= -32000
+        return -32099 <= self.value <= -32001
 
 
 class A2AError(Exception):

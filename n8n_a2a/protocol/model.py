@@ -105,4 +105,30 @@ class GetTask:
     history_length: int | None = None
 
 
-Operation = SendMessage | GetTask
+@dataclass(frozen=True, slots=True)
+class CancelTask:
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListTasks:
+    """v1.0 `ListTasks`: filters, a page, and how much of each task to show."""
+
+    context_id: str | None = None
+    state: TaskState | None = None
+    status_timestamp_after: datetime | None = None
+    page_size: int = 50
+    page_token: str | None = None
+    history_length: int | None = None
+    include_artifacts: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    tasks: tuple[Task, ...]
+    next_page_token: str
+    page_size: int
+    total_size: int
+
+
+Operation = SendMessage | GetTask | CancelTask | ListTasks

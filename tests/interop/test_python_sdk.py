@@ -16,9 +16,19 @@ import pytest
 import trio
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.compat.v0_3.versions import is_legacy_version
-from a2a.types import AgentCard, GetTaskRequest, Message, Part, Role, SendMessageRequest, Task
+from a2a.types import (
+    AgentCard,
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+)
 from a2a.types import TaskState as SdkTaskState
-from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
 from tests.stub_webhook import StubWebhook
 
@@ -108,3 +118,69 @@ async def test_official_client_drives_every_outcome(
 
     assert {r.headers.get("x-subject-token") for r in stub.received} == {TOKEN}
     assert all(TOKEN.encode() not in r.body for r in stub.received)
+
+
+@dataclass
+class Lifecycle:
+    first_state: SdkTaskState
+    polled_states: list[SdkTaskState]
+    final: Task
+    canceled: Task
+    not_cancelable: bool
+
+
+async def _drive_lifecycle(base_url: str, *, v03: bool) -> Lifecycle:
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(
+            _only_v03(card) if v03 else card
+        )
+
+        async def send_now(text: str) -> Task:
+            message = Message(
+                role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
+            )
+            request = SendMessageRequest(
+                message=message, configuration=SendMessageConfiguration(return_immediately=True)
+            )
+            [event] = [e async for e in client.send_message(request)]
+            return event.task
+
+        slow = await send_now("sleep:0.4")
+        polled = []
+        task = slow
+        while task.status.state not in TERMINAL:
+            await asyncio.sleep(0.05)
+            task = await client.get_task(GetTaskRequest(id=slow.id))
+            polled.append(task.status.state)
+        held = await send_now("hold")
+        canceled = await client.cancel_task(CancelTaskRequest(id=held.id))
+        try:
+            await client.cancel_task(CancelTaskRequest(id=held.id))
+            not_cancelable = False
+        except TaskNotCancelableError:
+            not_cancelable = True
+        await client.close()
+        return Lifecycle(slow.status.state, polled, task, canceled, not_cancelable)
+
+
+TERMINAL = {
+    SdkTaskState.TASK_STATE_COMPLETED,
+    SdkTaskState.TASK_STATE_FAILED,
+    SdkTaskState.TASK_STATE_CANCELED,
+}
+
+
+@pytest.mark.parametrize("v03", [False, True], ids=["v1.0", "v0.3-compat"])
+async def test_official_client_polls_a_non_blocking_task_and_cancels(
+    adapter: str, stub: StubWebhook, v03: bool
+) -> None:
+    seen = await trio.to_thread.run_sync(partial(asyncio.run, _drive_lifecycle(adapter, v03=v03)))
+    assert seen.first_state == SdkTaskState.TASK_STATE_WORKING
+    assert SdkTaskState.TASK_STATE_WORKING in seen.polled_states
+    assert seen.final.status.state == SdkTaskState.TASK_STATE_COMPLETED
+    assert seen.final.artifacts[0].parts[0].text == "slept"
+    assert seen.canceled.status.state == SdkTaskState.TASK_STATE_CANCELED
+    assert seen.not_cancelable
+    with trio.fail_after(5):
+        await stub.wait_released()
