@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from functools import partial
@@ -12,6 +11,7 @@ from functools import partial
 import trio
 
 from .config import ConfigError, load_settings
+from .logs import configure_logging
 from .protocol.card import agent_card
 from .server import serve
 
@@ -34,9 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     if arguments.check:
         print(json.dumps(agent_card(settings, legacy_fields=True), indent=2))
         return
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level, settings.log_format)
     trio.run(partial(serve, settings))
 
 

@@ -11,20 +11,25 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import urlsplit
 
+import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from .config import Settings
 from .executor import Executor
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from .metrics import Metrics
 from .protocol import jsonrpc
 from .protocol.card import agent_card
 from .protocol.codec import Codec
 from .protocol.errors import A2AError, ErrorCode
-from .protocol.http import bearer_token, is_json
+from .protocol.http import bearer_token, is_json, trace_headers
 from .protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
-from .protocol.versions import V1, codec_for
+from .protocol.versions import V03, V1, codec_for
+from .webhook import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +48,7 @@ class _CachedCard:
         return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
 
 
-def create_app(settings: Settings, executor: Executor) -> QuartTrio:
+def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> QuartTrio:
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # The card only changes with a restart: its Last-Modified is the start time.
@@ -80,25 +85,49 @@ def create_app(settings: Settings, executor: Executor) -> QuartTrio:
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
                 f"Content-Type must be application/json, not {request.content_type or 'none'!r}",
             )
-            return _error(_salvage_id(body), V1, error)
+            return refuse(_salvage_id(body), V1, error)
         try:
             call = jsonrpc.parse_request(body)
         except jsonrpc.InvalidRequest as error:
-            return _error(error.request_id, V1, error)
+            return refuse(error.request_id, V1, error)
         codec: Codec = V1
+        method = _method_label(call.method)
         try:
             codec = codec_for(_requested_version())
+            caller = Caller(
+                bearer_token(request.headers.get("Authorization")),
+                trace_headers(
+                    request.headers.get("traceparent"), request.headers.get("tracestate")
+                ),
+            )
+            if settings.require_token and caller.subject_token is None:
+                return refuse(call.id, codec, _UNAUTHENTICATED, method, status=401)
             operation = codec.decode(call.method, call.params)
-            result = await _perform(codec, operation)
+            result = await _perform(codec, operation, caller)
         except A2AError as error:
-            return _error(call.id, codec, error)
+            return refuse(call.id, codec, error, method)
+        metrics.request_answered(method, 0)
         return _json(jsonrpc.result_response(call.id, result))
 
-    async def _perform(codec: Codec, operation: Operation) -> dict[str, object]:
+    def refuse(
+        request_id: jsonrpc.RequestId,
+        codec: Codec,
+        error: A2AError,
+        method: str = "none",
+        status: int = 200,
+    ) -> Response:
+        metrics.request_answered(method, error.code)
+        fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
+        logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
+        response = _error(request_id, codec, error, status)
+        if status == 401:
+            response.headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+        return response
+
+    async def _perform(codec: Codec, operation: Operation, caller: Caller) -> dict[str, object]:
         match operation:
             case SendMessage():
-                token = bearer_token(request.headers.get("Authorization"))
-                return codec.encode_send_result(await executor.send(operation, token))
+                return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):
                 task = executor.table.get(task_id).with_history_length(history_length)
                 return codec.encode_task(task)
@@ -106,6 +135,29 @@ def create_app(settings: Settings, executor: Executor) -> QuartTrio:
                 return codec.encode_task(executor.cancel(task_id))
             case ListTasks():
                 return codec.encode_page(executor.table.list(operation))
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        """Liveness: the process serves. Cheap, and never calls the workflow."""
+        return _json(b'{"status":"ok"}')
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        """Readiness: accepting sends and, when asked for, the webhook's host takes a TCP
+        connection (the workflow itself is never called)."""
+        problem = None
+        if not executor.accepting:
+            problem = "shutting down"
+        elif settings.ready_check_webhook:
+            problem = await _webhook_host_problem(settings.webhook_url)
+        if problem is not None:
+            document = {"status": "not ready", "reason": problem}
+            return _json(json.dumps(document).encode(), status=503)
+        return _json(b'{"status":"ready"}')
+
+    @app.get("/metrics")
+    async def metrics_text() -> Response:
+        return Response(metrics.render(), content_type=METRICS_CONTENT_TYPE)
 
     @app.errorhandler(HTTPException)
     async def http_error(error: HTTPException) -> Response:
@@ -115,7 +167,7 @@ def create_app(settings: Settings, executor: Executor) -> QuartTrio:
                 f"The request body is larger than {settings.max_body_bytes} bytes "
                 "(ADAPTER_MAX_BODY_BYTES)",
             )
-            return _error(None, V1, too_large, status=413)
+            return refuse(None, V1, too_large, status=413)
         return _json(
             json.dumps({"error": {"code": error.code, "message": error.description}}).encode(),
             status=error.code or 500,
@@ -130,8 +182,36 @@ def create_app(settings: Settings, executor: Executor) -> QuartTrio:
     return app
 
 
+_UNAUTHENTICATED = A2AError(
+    ErrorCode.INVALID_REQUEST,
+    "Authentication required: send the header Authorization: Bearer <token>",
+)
+_KNOWN_METHODS = frozenset(V1.methods) | frozenset(V03.methods)
+
+
+def _method_label(method: str) -> str:
+    # A metric label must come from a bounded set, whatever a client sends.
+    return method if method in _KNOWN_METHODS else "other"
+
+
 def _requested_version() -> str | None:
     return request.headers.get(_VERSION_HEADER) or request.args.get(_VERSION_HEADER)
+
+
+async def _webhook_host_problem(webhook_url: str) -> str | None:
+    address = urlsplit(webhook_url)
+    port = address.port or (443 if address.scheme == "https" else 80)
+    with trio.move_on_after(_READY_CHECK_SECONDS):
+        try:
+            stream = await trio.open_tcp_stream(address.hostname or "", port)
+        except OSError as error:
+            return f"the webhook's host does not take connections: {error}"
+        await stream.aclose()
+        return None
+    return f"the webhook's host did not answer within {_READY_CHECK_SECONDS:g} s"
+
+
+_READY_CHECK_SECONDS = 2.0
 
 
 def _not_modified(etag: str, last_modified: datetime) -> bool:

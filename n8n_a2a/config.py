@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 T = TypeVar("T")
 
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMATS = ("auto", "json", "text")
 
 
 class ConfigError(Exception):
@@ -47,6 +49,10 @@ class Settings:
     max_tasks: int = 10_000
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
+    require_token: bool = False
+    ready_check_webhook: bool = False
+    log_level: str = "INFO"
+    log_format: str = "auto"
 
     @property
     def rpc_path(self) -> str:
@@ -79,6 +85,10 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
+        require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
+        ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
+        log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
+        log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
     )
     # Every running or waiting task must fit in the table, or a send could find no
     # room that evicting finished tasks can make.
@@ -168,6 +178,24 @@ def _seconds(raw: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError("must be a number of seconds greater than 0")
     return value
+
+
+def _boolean(raw: str) -> bool:
+    if raw.lower() in ("true", "1", "yes"):
+        return True
+    if raw.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        for choice in choices:
+            if raw.lower() == choice.lower():
+                return choice
+        raise ValueError(f"must be one of {', '.join(choices)}")
+
+    return parse
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:

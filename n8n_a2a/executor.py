@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import trio
 
-from .outcome import Outcome, Verdict, classify
+from .metrics import Metrics
+from .outcome import HttpReply, Outcome, Verdict, classify
 from .protocol.errors import A2AError, ErrorCode
 from .protocol.model import SendMessage, Task
 from .tasks import TaskTable
-from .webhook import WebhookClient, WebhookRequest
+from .webhook import Caller, WebhookClient, WebhookRequest
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +35,11 @@ class _Call:
     """One task's webhook call: its cancel scope and the event its senders wait on."""
 
     request: WebhookRequest
-    subject_token: str | None
+    caller: Caller
     holds_slot: bool
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     done: trio.Event = field(default_factory=trio.Event)
+    cut: Verdict | None = None  # why it was cut short: canceled, or shutdown
 
 
 class Executor:
@@ -52,6 +54,7 @@ class Executor:
         *,
         max_concurrent_calls: int = 1024,
         max_queued_calls: int = 1024,
+        metrics: Metrics | None = None,
     ) -> None:
         self._nursery = nursery
         self._table = table
@@ -62,10 +65,16 @@ class Executor:
         self._queued = 0
         self._calls: dict[str, _Call] = {}
         self._accepting = True
+        self._metrics = metrics or Metrics()
 
     @property
     def table(self) -> TaskTable:
         return self._table
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun."""
+        return self._accepting
 
     @property
     def in_flight(self) -> int:
@@ -77,7 +86,7 @@ class Executor:
         """Sends waiting for a free slot."""
         return self._queued
 
-    async def send(self, operation: SendMessage, subject_token: str | None) -> Task:
+    async def send(self, operation: SendMessage, caller: Caller) -> Task:
         """Submit a task for the message; a blocking send waits until it is terminal."""
         if not self._accepting:
             raise A2AError(
@@ -100,7 +109,7 @@ class Executor:
                 message_id=operation.message.message_id,
                 skill_id=self._skill_id,
             ),
-            subject_token,
+            caller,
             holds_slot,
         )
         if holds_slot:
@@ -145,12 +154,14 @@ class Executor:
     def _cut(self, task_id: str, verdict: Verdict) -> Task:
         # Record the end first: the call, cancelled, then has nothing left to record.
         task = self._table.finish(task_id, verdict)
-        self._calls[task_id].scope.cancel()
+        call = self._calls[task_id]
+        call.cut = verdict
+        call.scope.cancel()
         return task
 
     async def _run(self, call: _Call) -> None:
         task_id = call.request.task_id
-        verdict: Verdict | None = None
+        report = _Report()
         try:
             with call.scope:
                 if not call.holds_slot:
@@ -160,22 +171,57 @@ class Executor:
                         self._queued -= 1
                     self._table.start(task_id)
                 try:
-                    verdict = await self._call_webhook(call)
+                    await self._call_webhook(call, report)
                 finally:
                     self._slots.release_on_behalf_of(call)
-            # A verdict reached in the same step as a cancel loses: the task has ended.
-            if verdict is not None and not self._table.get(task_id).status.state.is_terminal:
-                self._table.finish(task_id, verdict)
+            # A verdict reached in the same step as a cut loses: the task has ended.
+            if call.cut is None and report.verdict is not None:
+                self._table.finish(task_id, report.verdict)
         finally:
             del self._calls[task_id]
             call.done.set()
+            self._report(self._table.get(task_id), call.cut or report.verdict, report)
 
-    async def _call_webhook(self, call: _Call) -> Verdict:
+    async def _call_webhook(self, call: _Call, report: _Report) -> None:
+        started = trio.current_time()
         try:
-            return classify(await self._webhook.call(call.request, call.subject_token))
+            reply = await self._webhook.call(call.request, call.caller)
+            report.verdict = classify(reply)
+            report.webhook_status = reply.status if isinstance(reply, HttpReply) else None
         except Exception:
             # A bug here must fail one task, not take the whole server down with it.
             logger.exception("webhook call for task %s failed", call.request.task_id)
-            return Verdict(
+            report.verdict = Verdict(
                 Outcome.ADAPTER_ERROR, "The adapter failed while calling the workflow; see its log."
             )
+        finally:
+            report.seconds = trio.current_time() - started
+
+    def _report(self, task: Task, verdict: Verdict | None, report: _Report) -> None:
+        """One log line and the metrics for a task that has ended."""
+        if verdict is None:  # only if the adapter itself is being torn down mid-call
+            return
+        self._metrics.task_finished(verdict.outcome)
+        if report.seconds is not None:
+            self._metrics.webhook_answered(report.seconds)
+        fields = {
+            "event": "task",
+            "task_id": task.id,
+            "context_id": task.context_id,
+            "outcome": verdict.outcome.value,
+            "state": task.status.state.value,
+            "webhook_status": report.webhook_status,
+            "webhook_ms": None if report.seconds is None else round(report.seconds * 1000, 1),
+        }
+        logger.info(
+            "task %s %s", task.status.state.value, verdict.outcome.value, extra={"fields": fields}
+        )
+
+
+@dataclass
+class _Report:
+    """What one webhook call came to, for the task's log line and the metrics."""
+
+    verdict: Verdict | None = None
+    webhook_status: int | None = None
+    seconds: float | None = None

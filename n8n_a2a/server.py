@@ -12,6 +12,7 @@ from hypercorn.trio import serve as hypercorn_serve
 from .app import create_app
 from .config import Settings
 from .executor import Executor
+from .metrics import Metrics
 from .tasks import TaskTable
 from .webhook import WebhookClient
 
@@ -41,6 +42,7 @@ async def serve(
     stopping = trio.Event()
     async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
         table = TaskTable(settings.max_tasks, settings.task_ttl)
+        metrics = Metrics()
         executor = Executor(
             calls,
             table,
@@ -48,7 +50,9 @@ async def serve(
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
+            metrics=metrics,
         )
+        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(table))
 
         async def stop_when_told() -> None:
             await shutdown_trigger()
@@ -60,7 +64,7 @@ async def serve(
             await executor.drain(settings.shutdown_grace)
 
         calls.start_soon(drain_when_stopping)
-        app = create_app(settings, executor)
+        app = create_app(settings, executor, metrics)
         # Hypercorn stops listening and waits for the requests under way while the
         # executor drains the webhook calls beside it.
         await hypercorn_serve(app, config, shutdown_trigger=stop_when_told, task_status=task_status)

@@ -48,6 +48,15 @@ class WebhookRequest:
         ).encode()
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """What of the A2A request travels to the workflow besides the message, as headers:
+    the caller's token (as X-Subject-Token) and its W3C trace context."""
+
+    subject_token: str | None = None
+    trace_headers: tuple[tuple[str, str], ...] = ()
+
+
 class WebhookClient:
     """Calls one webhook over a pooled httpx client; use as an async context manager."""
 
@@ -73,18 +82,19 @@ class WebhookClient:
     ) -> None:
         await self._client.aclose()
 
-    async def call(self, request: WebhookRequest, subject_token: str | None) -> WebhookReply:
+    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
         """POST the request; every way it can go wrong comes back as a WebhookReply."""
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"n8n-a2a/{__version__}",
+            **dict(caller.trace_headers),
         }
-        if subject_token is not None:
-            headers["X-Subject-Token"] = subject_token
+        if caller.subject_token is not None:
+            headers["X-Subject-Token"] = caller.subject_token
         with trio.move_on_after(self._timeout):
             try:
-                return await self._post(request.body(), headers, subject_token)
+                return await self._post(request.body(), headers, caller.subject_token)
             except httpx.TimeoutException:
                 pass
             except httpx.ConnectError as error:

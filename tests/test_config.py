@@ -50,6 +50,10 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
+        ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),
+        ("ADAPTER_READY_CHECK_WEBHOOK", "2", "true or false"),
+        ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
+        ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:

@@ -9,7 +9,7 @@ import trio
 import trustme
 
 from n8n_a2a.outcome import HttpReply, Outcome, TransportFailure
-from n8n_a2a.webhook import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
+from n8n_a2a.webhook import MAX_REPLY_BYTES, Caller, WebhookClient, WebhookRequest
 from tests.conftest import make_settings
 from tests.stub_webhook import StubWebhook, start_stub_webhook
 
@@ -18,13 +18,14 @@ def request(text: str) -> WebhookRequest:
     return WebhookRequest(text, "t-1", "c-1", "m-1", "check_availability")
 
 
-async def call(url: str, text: str, token: str | None = None, **settings: Any) -> Any:
+async def call(url: str, text: str, caller: Caller | None = None, **settings: Any) -> Any:
     async with WebhookClient(make_settings(url, **settings)) as client:
-        return await client.call(request(text), token)
+        return await client.call(request(text), caller or Caller())
 
 
 async def test_the_body_and_headers(stub: StubWebhook) -> None:
-    reply = await call(stub.url, "answer:ok", "tok.en")
+    trace = (("traceparent", "00-" + "a" * 32 + "-" + "b" * 16 + "-01"), ("tracestate", "k=v"))
+    reply = await call(stub.url, "answer:ok", Caller("tok.en", trace))
     assert isinstance(reply, HttpReply) and reply.status == 200
     [received] = stub.received
     assert received.json == {
@@ -36,6 +37,8 @@ async def test_the_body_and_headers(stub: StubWebhook) -> None:
     }
     assert received.headers["x-subject-token"] == "tok.en"
     assert "authorization" not in received.headers
+    assert received.headers["traceparent"] == trace[0][1]
+    assert received.headers["tracestate"] == "k=v"
 
 
 async def test_a_redirect_is_not_followed(stub: StubWebhook) -> None:

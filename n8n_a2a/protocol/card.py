@@ -39,11 +39,26 @@ def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
         "defaultOutputModes": list(TEXT_MODES),
         "skills": [skill],
     }
+    # The caller's token is what the workflow exchanges: declared always, required
+    # only with ADAPTER_REQUIRE_TOKEN (else the workflow judges its absence).
     if legacy_fields:
         card |= {
             "protocolVersion": "0.3.0",
             "url": settings.public_url,
             "preferredTransport": "JSONRPC",
             "additionalInterfaces": [{"url": settings.public_url, "transport": "JSONRPC"}],
+            "securitySchemes": {"bearer": {"type": "http", **_BEARER}},
         }
+        if settings.require_token:
+            card["security"] = [{"bearer": []}]
+    else:
+        card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": _BEARER}}
+        if settings.require_token:
+            card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
     return card
+
+
+_BEARER = {
+    "scheme": "Bearer",
+    "description": "The caller's token; the workflow receives it as X-Subject-Token.",
+}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.http import bearer_token, is_json
+from n8n_a2a.protocol.http import bearer_token, is_json, trace_headers
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,27 @@ def test_a_malformed_bearer_is_refused_without_quoting_it(header: str) -> None:
 )
 def test_is_json(content_type: str | None, expected: bool) -> None:
     assert is_json(content_type) is expected
+
+
+PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+@pytest.mark.parametrize(
+    ("traceparent", "tracestate", "expected"),
+    [
+        (None, "a=b", ()),
+        (PARENT, None, (("traceparent", PARENT),)),
+        (PARENT, "a=b,c=d", (("traceparent", PARENT), ("tracestate", "a=b,c=d"))),
+        (PARENT.upper(), None, (("traceparent", PARENT),)),
+        (PARENT, "x" * 600, (("traceparent", PARENT),)),
+        (PARENT, "a=b\r\nX-Evil: 1", (("traceparent", PARENT),)),
+        ("00-" + "0" * 32 + "-00f067aa0ba902b7-01", None, ()),
+        ("00-4bf92f3577b34da6a3ce929d0e0e4736-" + "0" * 16 + "-01", None, ()),
+        ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None, ()),
+        ("garbage", "a=b", ()),
+    ],
+)
+def test_trace_headers(
+    traceparent: str | None, tracestate: str | None, expected: tuple[tuple[str, str], ...]
+) -> None:
+    assert trace_headers(traceparent, tracestate) == expected

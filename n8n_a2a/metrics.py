@@ -1,0 +1,70 @@
+"""Prometheus metrics, in a registry of the adapter's own (one per server)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from .outcome import Outcome
+
+#: The content type of `GET /metrics`.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Webhook latency from 5 ms (a stub) to a minute (a slow workflow).
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._tasks = Counter(
+            "n8n_a2a_tasks",
+            "Tasks that reached a terminal state, by outcome.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in Outcome:
+            self._tasks.labels(outcome.value)  # every outcome shows, at 0 until it happens
+        self._latency = Histogram(
+            "n8n_a2a_webhook_duration_seconds",
+            "Time from the webhook POST to its whole reply (or failure).",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._requests = Counter(
+            "n8n_a2a_jsonrpc_requests",
+            "JSON-RPC requests answered, by method and error code (0: a result).",
+            ["method", "code"],
+            registry=self.registry,
+        )
+
+    def watch(
+        self,
+        in_flight: Callable[[], float],
+        queued: Callable[[], float],
+        table_size: Callable[[], float],
+    ) -> None:
+        """Gauges read at each scrape from the executor and the table."""
+        gauges = (
+            ("n8n_a2a_webhook_calls_in_flight", "Webhook calls under way.", in_flight),
+            ("n8n_a2a_webhook_calls_queued", "Sends waiting for a call slot.", queued),
+            ("n8n_a2a_tasks_in_table", "Tasks held in the in-memory table.", table_size),
+        )
+        for name, documentation, read in gauges:
+            Gauge(name, documentation, registry=self.registry).set_function(read)
+
+    def task_finished(self, outcome: Outcome) -> None:
+        self._tasks.labels(outcome.value).inc()
+
+    def webhook_answered(self, seconds: float) -> None:
+        self._latency.observe(seconds)
+
+    def request_answered(self, method: str, code: int) -> None:
+        """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
+        self._requests.labels(method, str(code)).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
