@@ -15,6 +15,8 @@ from typing import Any
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
+from quart import Response, request
+from quart_trio import QuartTrio
 
 STOCK = {"flour": 12, "sugar": 0, "yeast": 40}
 APPROVAL_ABOVE = 10
@@ -46,32 +48,18 @@ def check_availability(text: str, context_id: str) -> dict[str, Any] | None:
     }
 
 
-async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while (message := await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-    request = json.loads(body)
+app = QuartTrio(__name__)
+
+
+@app.post("/webhook/check-availability")
+async def webhook() -> Response:
+    # As in n8n: the Respond to Webhook node answers, or nothing does (200, empty body).
+    request_body = await request.get_json()
     reply = None
-    if headers.get("x-subject-token"):
-        reply = check_availability(request["text"], request["contextId"])
-    content = b"" if reply is None else json.dumps(reply).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"application/json")],
-        }
-    )
-    await send({"type": "http.response.body", "body": content})
+    if request.headers.get("X-Subject-Token"):  # the workflow's token exchange
+        reply = check_availability(request_body["text"], request_body["contextId"])
+    content = "" if reply is None else json.dumps(reply)
+    return Response(content, content_type="application/json")
 
 
 async def serve_workflow(port: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -79,4 +67,4 @@ async def serve_workflow(port: int, *, task_status: Any = trio.TASK_STATUS_IGNOR
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None
     config.errorlog = None
-    await serve(app, config, task_status=task_status)  # type: ignore[arg-type]
+    await serve(app, config, task_status=task_status)
