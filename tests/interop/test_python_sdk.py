@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass
 from functools import partial
+from importlib.metadata import version
 
 import httpx
 import pytest
@@ -88,8 +89,18 @@ TEXTS = [
 ]
 
 
+SDK = "a2a-sdk (Python)"
+SDK_VERSION = version("a2a-sdk")
+V1_MODE = pytest.mark.client(SDK, SDK_VERSION, "v1.0")
+V03_MODE = pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat")
+
+
 @pytest.mark.parametrize(
-    ("v03", "transport"), [(False, "JsonRpcTransport"), (True, "CompatJsonRpcTransport")]
+    ("v03", "transport"),
+    [
+        pytest.param(False, "JsonRpcTransport", marks=V1_MODE, id="v1.0"),
+        pytest.param(True, "CompatJsonRpcTransport", marks=V03_MODE, id="v0.3-compat"),
+    ],
 )
 async def test_official_client_drives_every_outcome(
     adapter: str, stub: StubWebhook, v03: bool, transport: str
@@ -171,7 +182,13 @@ TERMINAL = {
 }
 
 
-@pytest.mark.parametrize("v03", [False, True], ids=["v1.0", "v0.3-compat"])
+@pytest.mark.parametrize(
+    "v03",
+    [
+        pytest.param(False, marks=V1_MODE, id="v1.0"),
+        pytest.param(True, marks=V03_MODE, id="v0.3-compat"),
+    ],
+)
 async def test_official_client_polls_a_non_blocking_task_and_cancels(
     adapter: str, stub: StubWebhook, v03: bool
 ) -> None:

@@ -1,0 +1,119 @@
+"""A workflow stand-in for the A2A TCK: it answers the TCK's scenarios within our contract.
+
+The TCK (a2aproject/a2a-tck, branch 1.0-dev) picks what its system under test does by
+the prefix of the message's `messageId` (`scenarios/*.feature` there). The adapter
+passes `messageId` through to the workflow, so this webhook reads it and answers as
+an n8n workflow keeping the contract `{"answer": str, "escalate": bool}` would.
+
+Scenarios the contract cannot express (a direct Message, input-required, rejected,
+file or data artifacts, streaming) get the nearest honest contract reply, noted per
+prefix below: the adapter then answers a correct A2A task, just not the one the
+scenario asks for, and the TCK counts that requirement as failed.
+
+    python -m conformance.tck_workflow --port 8701
+    # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck n8n-a2a
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, Scope
+
+# Prefix -> (answer, escalate). reply_for tries the longest prefix first, so that
+# `tck-artifact-file-url` wins over `tck-artifact-file`.
+SCENARIOS: dict[str, tuple[str, bool]] = {
+    "tck-complete-task": ("Hello from TCK", False),
+    "tck-artifact-text": ("Generated text content", False),
+    # Not expressible: a file, file-url or data artifact. The text says so, and the
+    # task completes with a text artifact: what a text-only workflow can do.
+    "tck-artifact-file-url": ("https://example.com/output.txt", False),
+    "tck-artifact-file": ("output.txt (text/plain): tck", False),
+    "tck-artifact-data": ('{"key": "value", "count": 42}', False),
+    # Not expressible: a direct Message reply. Every reply becomes a Task.
+    "tck-message-response": ("Direct message response", False),
+    # Not expressible: input-required (the contract has no non-terminal reply).
+    # Escalation, "a person must take over", is the nearest: the task fails.
+    "tck-input-required": ("Input required: a person must continue this task.", True),
+    # Not expressible: rejected. Escalation again: the task fails, it is not rejected.
+    "tck-reject-task": ("rejected", True),
+    # Streaming scenarios: the adapter refuses SendStreamingMessage before the
+    # workflow is called, so these answer only if a client sends them unstreamed.
+    "tck-stream-artifact-chunked": ("chunk-1 chunk-2", False),
+    "tck-stream-artifact-text": ("Streamed text content", False),
+    "tck-stream-artifact-file": ("output.txt (text/plain): tck", False),
+    "tck-stream-ordering-001": ("Ordered output", False),
+    "tck-stream-001": ("Stream hello from TCK", False),
+    "tck-stream-002": ("Stream message-only", False),
+    "tck-stream-003": ("Stream task lifecycle", False),
+}
+
+
+def reply_for(message_id: str) -> dict[str, Any]:
+    """The contract reply for a message, chosen by its messageId's scenario prefix."""
+    for prefix in sorted(SCENARIOS, key=len, reverse=True):
+        if message_id.startswith(prefix):
+            answer, escalate = SCENARIOS[prefix]
+            return {"answer": answer, "escalate": escalate}
+    # The TCK's reference SUT completes any other message with this echo.
+    return {"answer": f"Unhandled messageId prefix: {message_id}", "escalate": False}
+
+
+async def app(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+    """The webhook: one JSON reply per POST, whatever the path."""
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    body = b""
+    while True:
+        event = await receive()
+        if event["type"] != "http.request":
+            return  # the adapter hung up before it had sent the whole request
+        body += event["body"]
+        if not event["more_body"]:
+            break
+    try:
+        message_id = str(json.loads(body).get("messageId", ""))
+    except (ValueError, AttributeError):
+        message_id = ""
+    content = json.dumps(reply_for(message_id)).encode()
+    headers = [(b"content-type", b"application/json; charset=utf-8")]
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": headers, "trailers": False}
+    )
+    await send({"type": "http.response.body", "body": content, "more_body": False})
+
+
+async def serve_workflow(
+    host: str, port: int, *, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the stand-in until cancelled; report the bound URLs through task_status."""
+    config = Config()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    await serve(app, config, task_status=task_status)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8701)
+    arguments = parser.parse_args(argv)
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            [url] = await nursery.start(serve_workflow, arguments.host, arguments.port)
+            print(f"TCK workflow stand-in on {url}", flush=True)
+
+    trio.run(run)
+
+
+if __name__ == "__main__":
+    main()

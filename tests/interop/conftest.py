@@ -1,0 +1,38 @@
+"""The `client` marker: which client, version and mode a test drives, for the report.
+
+Its values go into the JUnit XML report as the test's properties, from which
+conformance/table.py builds the README's conformance table.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# The shared checks live in matrix.py: let pytest explain their failed asserts too.
+pytest.register_assert_rewrite("tests.interop.matrix")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "client(name, version, mode): the official client a test drives, and how"
+    )
+    config.addinivalue_line(
+        "markers", "not_a_client: an interop test that drives no client (no row in the table)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _client_properties(request: pytest.FixtureRequest) -> None:
+    """Copy the test's `client` marker into its JUnit properties.
+
+    user_properties directly, not the record_property fixture: that one warns under
+    pytest's default junit_family (xunit2), though the properties are written the same.
+    """
+    marker = request.node.get_closest_marker("client")
+    if marker is not None:
+        name, version, mode = marker.args
+        request.node.user_properties.extend(
+            [("client", name), ("client_version", version), ("client_mode", mode)]
+        )
+    elif request.node.get_closest_marker("not_a_client") is not None:
+        request.node.user_properties.append(("not_a_client", "true"))

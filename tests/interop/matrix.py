@@ -1,0 +1,252 @@
+"""The client matrix: each official A2A client in its own pinned environment, as a subprocess.
+
+A client's dependencies must not fight ours (a2a-sdk 0.3 and 1.x cannot share a venv),
+so each one is installed, pinned exactly by the files in tests/interop/clients/, into
+a cache outside the checkout: `${N8N_A2A_CACHE:-~/.cache/n8n-a2a}/clients/`. An
+environment is keyed by a hash of its pin files and runtime, made once, and reused;
+a change of pins makes a new one.
+
+Every driver script prints one JSON document of the same shape, which the checks
+below hold to the same standard, whatever the client.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from tests.stub_webhook import StubWebhook
+
+CLIENTS = Path(__file__).parent / "clients"
+PY03_DIR = CLIENTS / "py03"
+JS_DIR = CLIENTS / "js"
+
+TOKEN = "eyJhbGciOi.matrix-token"
+ANSWER = "answer:4 pallets in stock"
+HOLD = "hold"  # the stub never answers it: the task stays in flight until canceled
+# Every outcome a client must see; the first completes, the others fail.
+OUTCOME_TEXTS = [
+    ANSWER,
+    "escalate:needs approval",
+    "silent",
+    "off-contract-json",
+    "not-registered",
+]
+FAILED_OUTCOMES = {
+    "escalate:needs approval": "ESCALATED",
+    "silent": "SILENT",
+    "off-contract-json": "OFF_CONTRACT",
+    "not-registered": "NOT_REGISTERED",
+}
+
+Result = dict[str, Any]
+
+
+def pinned_python_version(package: str) -> str:
+    """The version requirements.txt pins `package` to: the one source of that number."""
+    text = (PY03_DIR / "requirements.txt").read_text()
+    found = re.search(rf"^{re.escape(package)}==(\S+)$", text, re.MULTILINE)
+    if found is None:
+        raise LookupError(f"{package} is not pinned in {PY03_DIR / 'requirements.txt'}")
+    return found.group(1)
+
+
+def pinned_js_version(package: str) -> str:
+    """The version package.json pins `package` to (exactly: no range)."""
+    version: str = json.loads((JS_DIR / "package.json").read_text())["dependencies"][package]
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise ValueError(f"{package} must be pinned exactly in package.json, not {version!r}")
+    return version
+
+
+# Installing the clients.
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("N8N_A2A_CACHE")
+    return (Path(configured) if configured else Path.home() / ".cache" / "n8n-a2a") / "clients"
+
+
+def _fingerprint(*parts: bytes) -> str:
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+
+
+@contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """One installer at a time per environment (parallel test runs share the cache)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _run(argv: list[str | Path], cwd: Path | None = None) -> str:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(map(str, argv))} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+        )
+    return done.stdout
+
+
+def _prepared(name: str, fingerprint: str, build: Callable[[Path], None]) -> Path:
+    """The cached environment `name`, built first if it is not there whole."""
+    target = cache_root() / f"{name}-{fingerprint}"
+    marker = target / ".installed"
+    if marker.exists():
+        return target
+    with _exclusive(target.with_name(target.name + ".lock")):
+        if not marker.exists():
+            # Whatever is there is a build that broke off: start again.
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            build(target)
+            marker.write_text(fingerprint + "\n")
+    return target
+
+
+def python_client() -> Path:
+    """The interpreter of a venv holding exactly tests/interop/clients/py03/requirements.txt."""
+    requirements = PY03_DIR / "requirements.txt"
+    runtime = f"{sys.version_info.major}.{sys.version_info.minor}".encode()
+
+    def build(target: Path) -> None:
+        _run([sys.executable, "-m", "venv", target / "venv"])
+        python = target / "venv" / "bin" / "python"
+        _run([python, "-m", "pip", "install", "--no-input", "-q", "-r", requirements])
+
+    target = _prepared("a2a-sdk-py03", _fingerprint(requirements.read_bytes(), runtime), build)
+    return target / "venv" / "bin" / "python"
+
+
+def node_version() -> tuple[int, ...]:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.fail("the JavaScript client needs node and npm (Node 20 or later) on PATH")
+    return tuple(int(n) for n in _run(["node", "--version"]).strip().lstrip("v").split("."))
+
+
+def node_client() -> Path:
+    """A directory with node_modules from `npm ci` of tests/interop/clients/js, and drive.mjs."""
+    major = node_version()[0]
+    if major < 20:
+        pytest.fail(f"@a2a-js/sdk needs Node 20 or later; node is {major}")
+    pins = [JS_DIR / name for name in ("package.json", "package-lock.json", ".npmrc")]
+
+    def build(target: Path) -> None:
+        for pin in pins:
+            shutil.copy(pin, target / pin.name)
+        # npm ci installs exactly the lock and fails if package.json disagrees with it.
+        _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=target)
+
+    fingerprint = _fingerprint(*(pin.read_bytes() for pin in pins), str(major).encode())
+    target = _prepared("a2a-js-sdk", fingerprint, build)
+    # The driver runs beside node_modules so that its imports resolve there; copied on
+    # every run (atomically: parallel runs share the cache) so edits take effect.
+    staged = target / f".drive-{os.getpid()}.mjs"
+    shutil.copy(JS_DIR / "drive.mjs", staged)
+    staged.replace(target / "drive.mjs")
+    return target
+
+
+# Driving them.
+
+
+# A cold client start plus a dozen calls takes seconds; a hung driver must still end.
+DRIVER_DEADLINE = 120
+
+
+async def drive(argv: list[str | Path]) -> Result:
+    """Run a driver; its last line of output is the JSON result."""
+    with trio.fail_after(DRIVER_DEADLINE):
+        done = await trio.run_process(
+            [str(a) for a in argv], capture_stdout=True, capture_stderr=True, check=False
+        )
+    if done.returncode != 0:
+        pytest.fail(f"driver exited {done.returncode}:\n{done.stderr.decode()[-4000:]}")
+    result: Result = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    return result
+
+
+def note_runtime(request: pytest.FixtureRequest, result: Result) -> None:
+    """Put the runtime the client ran on (e.g. Node v20.20.2) into the JUnit report."""
+    request.node.user_properties.append(("client_runtime", result["runtime"]))
+
+
+# What every client must see.
+
+
+def _task(outcome: Result, what: str) -> Result:
+    assert "task" in outcome, f"{what}: expected a task, got {outcome}"
+    task: Result = outcome["task"]
+    return task
+
+
+def _error(outcome: Result, what: str) -> Result:
+    assert "error" in outcome, f"{what}: expected an error, got {outcome}"
+    error: Result = outcome["error"]
+    return error
+
+
+def check_conversation(result: Result, stub: StubWebhook, *, not_found_type: str) -> None:
+    """Every outcome, GetTask with historyLength, GetTask of an unknown id, and the token."""
+    answered = _task(result["sent"][ANSWER], ANSWER)
+    assert answered["state"] == "completed"
+    assert answered["outcome"] == "ANSWERED"
+    assert answered["artifacts"] == [{"name": "answer", "texts": ["4 pallets in stock"]}]
+    assert answered["statusRole"] == "agent"
+    assert answered["statusText"] == "4 pallets in stock"
+    assert answered["historyRoles"] == ["user", "agent"]
+
+    for text, outcome in FAILED_OUTCOMES.items():
+        failed = _task(result["sent"][text], text)
+        assert (failed["state"], failed["outcome"]) == ("failed", outcome), text
+        assert failed["artifacts"] == [], text
+        assert failed["statusRole"] == "agent", text
+        assert failed["statusText"], text
+    assert "needs approval" in result["sent"]["escalate:needs approval"]["task"]["statusText"]
+    assert '{"result":42}' in result["sent"]["off-contract-json"]["task"]["statusText"]
+
+    fetched = _task(result["get"], "GetTask")
+    assert fetched["id"] == answered["id"]
+    assert fetched["state"] == "completed"
+    assert fetched["historyRoles"] == ["agent"]  # historyLength 1: the last message only
+
+    unknown = _error(result["getUnknown"], "GetTask of an unknown id")
+    assert (unknown["type"], unknown["code"]) == (not_found_type, -32001)
+
+    assert len(stub.received) == len(OUTCOME_TEXTS)
+    assert {r.headers.get("x-subject-token") for r in stub.received} == {TOKEN}
+    assert all(TOKEN.encode() not in r.body for r in stub.received)
+
+
+async def check_cancel(
+    result: Result, stub: StubWebhook, *, not_found_type: str, not_cancelable_type: str
+) -> None:
+    """Cancel of an in-flight task, of a terminal one, and of an unknown id (spec §3.1.5)."""
+    held = result["held"]
+    assert held["state"] in ("submitted", "working"), "a non-blocking send returns at once"
+
+    canceled = _task(result["cancel"], "CancelTask of an in-flight task")
+    assert (canceled["id"], canceled["state"]) == (held["id"], "canceled")
+    assert _task(result["getAfterCancel"], "GetTask after cancel")["state"] == "canceled"
+    # A canceled task's webhook call is cut, not left to run: the stub saw it hang up.
+    with trio.fail_after(5):
+        await stub.wait_released()
+
+    terminal = _error(result["cancelTerminal"], "CancelTask of a completed task")
+    assert (terminal["type"], terminal["code"]) == (not_cancelable_type, -32002)
+    unknown = _error(result["cancelUnknown"], "CancelTask of an unknown id")
+    assert (unknown["type"], unknown["code"]) == (not_found_type, -32001)

@@ -1,0 +1,66 @@
+"""The official @a2a-js/sdk client on Node, from its own npm install, against the real adapter.
+
+Three modes: the SDK's defaults (v1.0 only); `legacyCompat` on both the transport
+factory and the card resolver, which still picks the card's first, v1.0, interface;
+and `legacyCompat` with the card cut to its v0.3 interface, so the SDK's v0.3
+transport does the talking. The SDK requires the response id to match the request's
+exactly, type included, so every passing call also checks that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.interop import matrix
+from tests.stub_webhook import StubWebhook
+
+VERSION = matrix.pinned_js_version("@a2a-js/sdk")
+
+# mode -> (the wire version the SDK must end up speaking, the transport class it picks)
+MODES = {
+    "v1.0": ("1.0", "JsonRpcTransport"),
+    "legacyCompat": ("1.0", "JsonRpcTransport"),
+    "legacyCompat-v0.3": ("0.3", "_LegacyJsonRpcTransport"),
+}
+PARAMS = [
+    pytest.param(mode, marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, mode), id=mode)
+    for mode in MODES
+]
+
+
+@pytest.fixture(scope="module")
+def client_dir() -> Path:
+    return matrix.node_client()
+
+
+async def _drive(client_dir: Path, adapter: str, mode: str, *arguments: str) -> matrix.Result:
+    driver = client_dir / "drive.mjs"
+    result = await matrix.drive(["node", driver, adapter, matrix.TOKEN, mode, *arguments])
+    assert (result["client"], result["version"]) == ("@a2a-js/sdk", VERSION)
+    assert (result["protocolVersion"], result["transport"]) == MODES[mode]
+    return result
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_every_outcome(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "conversation", *matrix.OUTCOME_TEXTS)
+    matrix.note_runtime(request, result)
+    matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_cancel(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "cancel", matrix.ANSWER, matrix.HOLD)
+    matrix.note_runtime(request, result)
+    await matrix.check_cancel(
+        result,
+        stub,
+        not_found_type="TaskNotFoundError",
+        not_cancelable_type="TaskNotCancelableError",
+    )

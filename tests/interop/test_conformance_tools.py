@@ -1,0 +1,100 @@
+"""The conformance tooling itself: the table builder and the TCK's workflow stand-in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from conformance import table, tck_workflow
+
+pytestmark = pytest.mark.not_a_client
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.interop.test_js" name="test_every_outcome[v1.0]">
+    <properties>
+      <property name="client" value="@a2a-js/sdk (Node)" />
+      <property name="client_version" value="1.3.0" />
+      <property name="client_mode" value="v1.0" />
+      <property name="client_runtime" value="Node v20.20.2" />
+    </properties>
+  </testcase>
+  <testcase classname="tests.interop.test_js" name="test_cancel[v1.0]">
+    <properties>
+      <property name="client" value="@a2a-js/sdk (Node)" />
+      <property name="client_version" value="1.3.0" />
+      <property name="client_mode" value="v1.0" />
+    </properties>
+    <failure message="expected a task">...</failure>
+  </testcase>
+  <testcase classname="tests.interop.test_js" name="test_helper">
+    <properties><property name="not_a_client" value="true" /></properties>
+  </testcase>
+  <testcase classname="tests.interop.test_other_sdk" name="test_unmarked" />
+  <testcase classname="tests.test_config" name="test_not_a_client" />
+</testsuite></testsuites>
+"""
+
+
+def test_the_table_has_a_row_per_client_and_mode_and_names_failures(tmp_path: Path) -> None:
+    report = tmp_path / "report.xml"
+    report.write_text(JUNIT)
+    rows, unmarked = table.client_rows([report])
+    assert [(r.client, r.version_cell, r.mode) for r in rows] == [
+        ("@a2a-js/sdk (Node)", "1.3.0 on Node v20.20.2", "v1.0")
+    ]
+    assert rows[0].result == "**fail** 1 of 2: test_cancel[v1.0]"
+    # A test marked not_a_client is left out on purpose; an unmarked interop test is noted.
+    assert unmarked == ["tests.interop.test_other_sdk::test_unmarked"]
+
+
+def test_the_tck_row_counts_requirements_by_level(tmp_path: Path) -> None:
+    compatibility = tmp_path / "compatibility.json"
+    requirements = {
+        "A": {"level": "MUST", "status": "PASS", "transports": {"jsonrpc": "PASS"}},
+        "B": {"level": "MUST", "status": "FAIL", "transports": {"jsonrpc": "FAIL"}},
+        "C": {"level": "MUST", "status": "NOT TESTED", "transports": {}},
+        "D": {"level": "SHOULD", "status": "SKIPPED", "transports": {"jsonrpc": "SKIPPED"}},
+    }
+    compatibility.write_text(json.dumps({"per_requirement": requirements}))
+    row = table.tck_row(compatibility, "1.0-dev@abc", "JSON-RPC, v1.0")
+    assert row[:3] == ["a2a-tck", "1.0-dev@abc", "JSON-RPC, v1.0"]
+    assert row[3] == (
+        "**fail**; MUST: 1 passed, 1 failed, 1 without a test in the kit; SHOULD: 1 skipped"
+    )
+    assert table.render([row]).splitlines()[2].startswith("| a2a-tck | 1.0-dev@abc |")
+
+
+def test_the_tck_workflow_answers_by_the_longest_matching_prefix() -> None:
+    assert tck_workflow.reply_for("tck-artifact-file-url-1a2b") == {
+        "answer": "https://example.com/output.txt",
+        "escalate": False,
+    }
+    assert tck_workflow.reply_for("tck-input-required-1a2b")["escalate"] is True
+    assert tck_workflow.reply_for("m-1") == {
+        "answer": "Unhandled messageId prefix: m-1",
+        "escalate": False,
+    }
+
+
+async def test_the_tck_workflow_serves_the_contract(nursery: trio.Nursery) -> None:
+    [url] = await nursery.start(tck_workflow.serve_workflow, "127.0.0.1", 0)
+    request = {"text": "hi", "taskId": "t", "contextId": "c", "messageId": "tck-complete-task-9"}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{url}/webhook/tck", json=request)
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json() == {"answer": "Hello from TCK", "escalate": False}
+
+
+def test_the_table_replaces_the_readme_block_and_nothing_else() -> None:
+    readme = "# x\n<!-- conformance table -->\nold\n<!-- end of conformance table -->\ntail\n"
+    updated = table.into_readme(readme, "| new |")
+    assert updated == (
+        "# x\n<!-- conformance table -->\n| new |\n<!-- end of conformance table -->\ntail\n"
+    )
+    with pytest.raises(ValueError, match="no"):
+        table.into_readme("# no markers\n", "| new |")
