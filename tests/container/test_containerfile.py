@@ -1,0 +1,166 @@
+"""container/Containerfile and .dockerignore, read without a container engine: hadolint,
+and the properties the image promises, each of which fails here if it is dropped."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from importlib import metadata
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.container import tools
+from tests.container.files import (
+    CONTAINERFILE,
+    DOCKERIGNORE,
+    REQUIREMENTS,
+    ROOT,
+    exec_form,
+    final_stage,
+    healthcheck,
+    instructions,
+    only,
+)
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+# A name that says it holds a secret; none may be set by the image.
+SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSW|CREDENTIAL|API_?KEY|PRIVATE|AUTH", re.IGNORECASE)
+
+
+def test_hadolint_finds_nothing() -> None:
+    done = subprocess.run(
+        [*tools.hadolint(), "--no-color", "--failure-threshold", "style", str(CONTAINERFILE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout + done.stderr) == (0, "")
+
+
+def test_the_image_is_built_in_stages_on_an_exact_slim_python_311() -> None:
+    bases = [i.arguments.split()[0] for i in instructions() if i.keyword == "FROM"]
+    assert len(bases) >= 2, "the wheel is built in a stage of its own"
+    for base in bases:
+        assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+", base), base
+    # The final stage takes only what the builder made: no source, no build tools.
+    copies = [i.arguments for i in final_stage() if i.keyword in ("COPY", "ADD")]
+    assert copies and all(c.startswith("--from=builder ") for c in copies), copies
+
+
+def test_it_runs_as_a_fixed_non_root_user() -> None:
+    users = [i.arguments for i in final_stage() if i.keyword == "USER"]
+    assert users, "the image must not run as root"
+    # Numeric, so Kubernetes' runAsNonRoot can check it without reading /etc/passwd.
+    uid, _, gid = users[-1].partition(":")
+    assert uid.isdigit() and int(uid) > 0, users[-1]
+    assert gid.isdigit() and int(gid) > 0, users[-1]
+
+
+def test_the_stop_signal_is_the_one_the_adapter_drains_on() -> None:
+    assert only("STOPSIGNAL", final_stage()).arguments == "SIGTERM"
+
+
+def test_the_healthcheck_asks_healthz_on_adapter_port_with_the_stdlib() -> None:
+    options, command = healthcheck(final_stage())
+    assert {"interval", "timeout", "retries"} <= options.keys(), options
+    assert command[:2] == ["python", "-c"], "slim has no curl: the stdlib does the request"
+    assert "/healthz" in command[2] and "ADAPTER_PORT" in command[2]
+
+
+def test_the_entrypoint_is_the_console_script_and_takes_arguments() -> None:
+    stage = final_stage()
+    entrypoint = exec_form(only("ENTRYPOINT", stage).arguments)
+    assert entrypoint == ["n8n-a2a"]
+    assert entrypoint[0] in PYPROJECT["project"]["scripts"]
+    # Without a CMD, `docker run IMAGE --check` passes --check to n8n-a2a.
+    assert not [i for i in stage if i.keyword == "CMD"]
+
+
+def test_no_setting_and_no_secret_is_baked_in() -> None:
+    every = instructions()
+    names = [
+        word.split("=", 1)[0]
+        for i in every
+        if i.keyword in ("ENV", "ARG")
+        for word in i.arguments.split()
+    ]
+    assert not [n for n in names if SECRET_NAME.search(n)], names
+    # Configured only by the environment at run time: the image sets no ADAPTER_*
+    # beyond the bind address and port.
+    adapter = {n for n in names if n.startswith("ADAPTER_")}
+    assert adapter <= {"ADAPTER_HOST", "ADAPTER_PORT"}, adapter
+    sources = [w for i in every if i.keyword in ("COPY", "ADD") for w in i.arguments.split()[:-1]]
+    assert not [s for s in sources if re.search(r"\.env|\.pem|\.key|secret", s)], sources
+
+
+def _pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in REQUIREMENTS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, equals, version = line.partition("==")
+            assert equals and version.strip(), f"not an exact pin: {line!r}"
+            pins[canonicalize_name(name)] = version.strip()
+    return pins
+
+
+def test_the_runtime_pins_satisfy_pyproject_and_leave_out_the_test_extra() -> None:
+    pins = _pins()
+    for dependency in map(Requirement, PYPROJECT["project"]["dependencies"]):
+        name = canonicalize_name(dependency.name)
+        assert name in pins, f"{dependency.name} is a dependency but not in {REQUIREMENTS.name}"
+        assert dependency.specifier.contains(pins[name]), f"{name}=={pins[name]} vs {dependency}"
+    for extra in PYPROJECT["project"].get("optional-dependencies", {}).values():
+        for tool in map(Requirement, extra):
+            assert canonicalize_name(tool.name) not in pins, f"{tool.name} is no runtime dependency"
+    assert "[test]" not in CONTAINERFILE.read_text()
+
+
+def test_the_runtime_pins_hold_the_whole_closure() -> None:
+    """Walk the installed dependency graph from n8n-a2a: every requirement is pinned.
+
+    Only distributions installed at their pinned version are walked: another version's
+    requirements say nothing about the pinned one (the image build's `pip check` is the
+    guard there), and an upstream release must not turn this test red.
+    """
+    pins = _pins()
+    pending: list[tuple[str, frozenset[str]]] = [("n8n-a2a", frozenset())]
+    walked: set[tuple[str, frozenset[str]]] = set()
+    while pending:
+        name, extras = pending.pop()
+        if (name, extras) in walked:
+            continue
+        walked.add((name, extras))
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # required only by a version that is not the pinned one
+        if name != "n8n-a2a" and distribution.version != pins[name]:
+            continue
+        for requirement in map(Requirement, distribution.requires or []):
+            wanted = requirement.marker is None or any(
+                requirement.marker.evaluate({"extra": extra}) for extra in extras | {""}
+            )
+            if wanted:
+                needed = canonicalize_name(requirement.name)
+                assert needed in pins, f"{name} needs {requirement}, not in {REQUIREMENTS.name}"
+                pending.append((needed, frozenset(requirement.extras)))
+
+
+def test_the_dockerignore_admits_exactly_what_the_build_copies() -> None:
+    rules = [
+        line.strip()
+        for line in DOCKERIGNORE.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert rules[0] == "*", "an allow-list: everything else (.git, .venv, .env) stays out"
+    allowed = {rule[1:].rstrip("/") for rule in rules if rule.startswith("!")}
+    copied = {
+        source.removeprefix("./").rstrip("/")
+        for i in instructions()
+        if i.keyword in ("COPY", "ADD") and "--from=" not in i.arguments
+        for source in i.arguments.split()[:-1]
+    }
+    assert allowed == copied
