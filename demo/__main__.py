@@ -1,101 +1,162 @@
-"""`python -m demo`: start the example workflow and the adapter, then talk to it over A2A.
+"""`python -m demo`: a real n8n, the adapter in front of its workflows, a talk over A2A.
 
-The adapter runs as its own process, configured by environment only, exactly as the
-`n8n-a2a` command runs in production; the caller is the official a2a-sdk client.
+It installs n8n once per machine (`n8n/run install`, minutes the first time), starts it
+on 127.0.0.1 with the example workflows in n8n/workflows/, and puts one `n8n-a2a`
+process in front of each workflow it shows, configured by environment only, as in
+production. The caller is the official a2a-sdk client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
-from demo.example_workflow import serve_workflow
-
-CONVERSATION = [
-    ("Are there 4 pallets of flour?", "demo-token"),
-    ("And 2 pallets of sugar?", "demo-token"),
-    ("Then 30 pallets of yeast, please.", "demo-token"),
-    ("Send me the stock report.", "demo-token"),
-    ("Are there 4 pallets of flour?", None),
-]
+RUN_N8N = Path(__file__).resolve().parents[1] / "n8n" / "run"
+TOKEN = "demo.subject-token.for-the-workflow"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+@dataclass(frozen=True)
+class Scene:
+    """One workflow, what it shows, and what the caller says to it (with or without a token)."""
+
+    title: str
+    webhook_path: str
+    said: tuple[tuple[str, bool], ...]
 
 
-async def talk(base_url: str) -> None:
+SCENES = (
+    Scene(
+        "The supply agent: answers, a second turn on the same context, an escalation",
+        "check-availability",
+        (
+            ("Are there 4 pallets of flour?", True),
+            ("And 2 pallets of rice?", True),
+            ("Then 30 pallets of salt, please.", True),
+        ),
+    ),
+    Scene(
+        "The token reaches the workflow in X-Subject-Token, and only there",
+        "supply-token",
+        (("Did my token arrive?", True), ("And without one?", False)),
+    ),
+    Scene("A node throws (n8n 2.41 answers HTTP 500)", "supply-silent", (("Anything?", True),)),
+    Scene(
+        "The Respond node never runs (HTTP 200, empty body)",
+        "supply-silent-noitems",
+        (("Anything?", True),),
+    ),
+    Scene("The workflow drifted off contract", "supply-offcontract", (("Anything?", True),)),
+    Scene("The workflow is not published", "supply-inactive", (("Anything?", True),)),
+)
+
+
+def main() -> None:
+    print("Installing n8n if this machine has none yet (minutes, once) ...", flush=True)
+    subprocess.run([str(RUN_N8N), "install"], check=True)
+    with (
+        tempfile.TemporaryDirectory(prefix="n8n-a2a-demo-") as datadir,
+        running_n8n(datadir) as n8n_url,
+    ):
+        print(f"n8n serves {n8n_url}\n")
+        for scene in SCENES:
+            with running_adapter(f"{n8n_url}/webhook/{scene.webhook_path}") as adapter_url:
+                print(f"== {scene.title}\n   n8n-a2a {adapter_url} -> {scene.webhook_path}")
+                asyncio.run(talk(adapter_url, scene))
+                print()
+
+
+async def talk(adapter_url: str, scene: Scene) -> None:
     context_id = str(uuid.uuid4())
     async with httpx.AsyncClient(timeout=30) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        print(f"Agent Card: {card.name!r}, skill {card.skills[0].id!r}")
+        card = await A2ACardResolver(http, adapter_url).get_agent_card()
         client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-        for text, token in CONVERSATION:
+        for text, with_token in scene.said:
+            http.headers.pop("Authorization", None)
+            if with_token:
+                http.headers["Authorization"] = f"Bearer {TOKEN}"
             message = Message(
                 role=Role.ROLE_USER,
                 message_id=str(uuid.uuid4()),
                 context_id=context_id,
                 parts=[Part(text=text)],
             )
-            http.headers.pop("Authorization", None)
-            if token:
-                http.headers["Authorization"] = f"Bearer {token}"
             [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
             task = event.task
             said = task.status.message.parts[0].text if task.status.message.parts else ""
-            print(f"\n> {text}{'' if token else '   (sent without a token)'}")
-            print(f"  {TaskState.Name(task.status.state)}: {said}")
-        again = await client.get_task(GetTaskRequest(id=task.id, history_length=1))
-        print(f"\nGetTask {again.id[:8]}: {TaskState.Name(again.status.state)}")
+            print(f"   > {text}{'' if with_token else '   (no token)'}")
+            print(f"     {TaskState.Name(task.status.state)}: {said}")
         await client.close()
 
 
-def main() -> None:
-    import trio
+@contextmanager
+def running_n8n(datadir: str) -> Iterator[str]:
+    port = _free_port(pair=True)
+    print(f"Starting n8n on 127.0.0.1:{port} with the example workflows (about 30 s) ...")
+    started = subprocess.run(
+        [str(RUN_N8N), "start", datadir, str(port)], check=True, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        yield started.stdout.strip()
+    finally:
+        subprocess.run([str(RUN_N8N), "stop", datadir], check=False)
 
-    workflow_port, adapter_port = free_port(), free_port()
-    env = {
+
+@contextmanager
+def running_adapter(webhook_url: str) -> Iterator[str]:
+    port = _free_port()
+    public_url = f"http://127.0.0.1:{port}/"
+    environ = {
         **os.environ,
         "ADAPTER_AGENT_NAME": "Supply agent",
         "ADAPTER_AGENT_DESCRIPTION": "Says whether supplies are in stock.",
         "ADAPTER_SKILL_ID": "check_availability",
         "ADAPTER_SKILL_NAME": "Check availability",
         "ADAPTER_SKILL_DESCRIPTION": "Whether a number of pallets of an item is in stock.",
-        "ADAPTER_SKILL_EXAMPLES": "Are there 4 pallets of flour?\nAnd 2 pallets of sugar?",
-        "ADAPTER_WEBHOOK_URL": f"http://127.0.0.1:{workflow_port}/webhook/check-availability",
-        "ADAPTER_PUBLIC_URL": f"http://127.0.0.1:{adapter_port}/",
+        "ADAPTER_SKILL_EXAMPLES": "Are there 4 pallets of flour?\nAnd 2 pallets of rice?",
+        "ADAPTER_WEBHOOK_URL": webhook_url,
+        "ADAPTER_PUBLIC_URL": public_url,
         "ADAPTER_HOST": "127.0.0.1",
-        "ADAPTER_PORT": str(adapter_port),
+        "ADAPTER_PORT": str(port),
+        "ADAPTER_LOG_LEVEL": "WARNING",
     }
-    adapter = subprocess.Popen(
-        [sys.executable, "-m", "n8n_a2a"], env=env, stderr=subprocess.DEVNULL
-    )
+    adapter = subprocess.Popen([sys.executable, "-m", "n8n_a2a"], env=environ)
     try:
-        _wait_for(f"http://127.0.0.1:{adapter_port}/.well-known/agent-card.json")
-        print(f"n8n-a2a serves http://127.0.0.1:{adapter_port}/ in front of the example workflow")
-
-        async def run() -> None:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(serve_workflow, workflow_port)
-                await trio.to_thread.run_sync(asyncio.run, talk(env["ADAPTER_PUBLIC_URL"]))
-                nursery.cancel_scope.cancel()
-
-        trio.run(run)
+        _wait_for(public_url + ".well-known/agent-card.json")
+        yield public_url
     finally:
-        adapter.terminate()
-        adapter.wait(timeout=10)
+        adapter.send_signal(signal.SIGTERM)
+        adapter.wait(timeout=40)
+
+
+def _free_port(*, pair: bool = False) -> int:
+    """A free port on 127.0.0.1 (with `pair`, its successor free too: n8n's task runner)."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port: int = probe.getsockname()[1]
+        if not pair:
+            return port
+        with socket.socket() as successor:
+            try:
+                successor.bind(("127.0.0.1", port + 1))
+                return port
+            except (OSError, OverflowError):
+                continue
 
 
 def _wait_for(url: str) -> None:

@@ -50,7 +50,3 @@ def configure_logging(level: str, log_format: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # hypercorn logs through its own loggers; route them through ours.
-    for name in ("hypercorn.error", "hypercorn.access"):
-        logging.getLogger(name).handlers[:] = []
-        logging.getLogger(name).propagate = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Awaitable, Callable
 
@@ -36,6 +37,9 @@ async def serve(
     config = Config()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
+    # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
+    # through ours (logs.py), at our level.
+    config.errorlog = logging.getLogger("hypercorn.error")
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0

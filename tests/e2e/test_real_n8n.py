@@ -1,0 +1,287 @@
+"""The adapter in front of a real n8n 2.41: every outcome, the token, the context, the timeout.
+
+Each test starts its own adapter (in this process) in front of one workflow of
+n8n/workflows/; the n8n behind them all is the session's, see conftest.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import Message, Part, Role, SendMessageRequest, Task
+from a2a.types import TaskState as SdkTaskState
+
+from tests.e2e.real_n8n import N8n
+from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
+
+StartAdapter = Callable[..., Awaitable[str]]
+
+AGENT = "check-availability"
+TOKEN = "eyJhbGciOiJFUzI1NiJ9.e2e-subject.c2lnbmF0dXJl"
+
+
+async def send(
+    adapter: str, text: str, *, context_id: str | None = None, token: str | None = None
+) -> dict[str, Any]:
+    """One v1.0 SendMessage over raw JSON-RPC; returns the task."""
+    document = send_v1(text)
+    if context_id is not None:
+        document["params"]["message"]["contextId"] = context_id
+    headers = {**V1, **({"Authorization": f"Bearer {token}"} if token else {})}
+    task: dict[str, Any] = (await rpc(adapter, document, headers))["result"]["task"]
+    return task
+
+
+def answer_of(task: dict[str, Any]) -> str:
+    text: str = task["artifacts"][0]["parts"][0]["text"]
+    return text
+
+
+def reason_of(task: dict[str, Any]) -> str:
+    text: str = task["status"]["message"]["parts"][0]["text"]
+    return text
+
+
+async def test_the_agent_answers_from_its_stock_and_sees_the_context(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook(AGENT))
+    task = await send(adapter, "Are there 4 pallets of flour?", context_id="ctx-e2e-flour")
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    # The workflow echoes the contextId it received: the caller's, untouched.
+    assert answer_of(task) == "Yes: 12 pallets of flour in stock. (conversation ctx-e2e-flour)"
+    assert task["contextId"] == "ctx-e2e-flour"
+    assert task["history"][1]["parts"] == [{"text": answer_of(task)}]
+
+
+async def test_the_agent_over_v03(n8n: N8n, start_adapter: StartAdapter) -> None:
+    adapter = await start_adapter(n8n.webhook(AGENT))
+    task = (await rpc(adapter, send_v03("5 pallets of sugar?")))["result"]
+    assert task["status"]["state"] == "completed"
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    # No contextId sent: the adapter minted one, and that is the one the workflow saw.
+    expected = f"No: only 3 pallets of sugar in stock. (conversation {task['contextId']})"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": expected}]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "outcome", "reasons"),
+    [
+        pytest.param(
+            AGENT,
+            "Can I have 12 pallets of flour?",
+            "ESCALATED",
+            (
+                "Escalated for human approval: "
+                "12 pallets of flour is more than 10: a person must approve it.",
+            ),
+            id="escalated",
+        ),
+        # A Code node throws: n8n 2.41 answers 500 {"message":"Error in workflow"}.
+        pytest.param(
+            "supply-silent", "x", "SILENT", ('HTTP 500 "Error in workflow"',), id="silent-500"
+        ),
+        # A node returns no items, so the Respond node never runs: 200 with an empty body.
+        pytest.param(
+            "supply-silent-noitems",
+            "x",
+            "SILENT",
+            ("HTTP 200 with an empty body",),
+            id="silent-empty",
+        ),
+        pytest.param(
+            "supply-offcontract",
+            "x",
+            "OFF_CONTRACT",
+            ("its keys are ['result']", '{"result":42}'),
+            id="off-contract-json",
+        ),
+        pytest.param(
+            "supply-offcontract-text",
+            "x",
+            "OFF_CONTRACT",
+            ("not JSON", "text/html; charset=utf-8", "sure, whatever you say"),
+            id="off-contract-text",
+        ),
+        pytest.param(
+            "supply-inactive",
+            "x",
+            "NOT_REGISTERED",
+            (
+                "not active (published) in n8n",
+                'n8n said: {"code":404,"message":"The requested webhook '
+                '\\"POST supply-inactive\\" is not registered.',
+            ),
+            id="inactive-404",
+        ),
+    ],
+)
+async def test_every_other_outcome_fails_the_task(
+    n8n: N8n,
+    start_adapter: StartAdapter,
+    path: str,
+    text: str,
+    outcome: str,
+    reasons: tuple[str, ...],
+) -> None:
+    adapter = await start_adapter(n8n.webhook(path))
+    task = await send(adapter, text)
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": outcome}
+    assert "artifacts" not in task
+    assert task["status"]["message"]["role"] == "ROLE_AGENT"
+    for reason in reasons:
+        assert reason in reason_of(task)
+
+
+async def test_the_token_reaches_the_workflow_in_x_subject_token_only(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook("supply-token"))
+    task = await send(adapter, "who am I?", token=TOKEN)
+    # The workflow reports the header's length and whether the token was in its body too.
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    assert answer_of(task) == (
+        f"token received in X-Subject-Token: {len(TOKEN)} characters; in the body too: no"
+    )
+    assert TOKEN not in json.dumps(task)
+
+
+async def test_no_bearer_no_token(n8n: N8n, start_adapter: StartAdapter) -> None:
+    adapter = await start_adapter(n8n.webhook("supply-token"))
+    assert answer_of(await send(adapter, "who am I?")) == "no token received"
+
+
+async def test_a_slow_workflow_within_the_timeout_answers(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook("supply-slow"), webhook_timeout=10.0)
+    task = await send(adapter, "take your time")
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    assert answer_of(task) == "slow: take your time"
+
+
+def connections_to(port: int) -> int:
+    """This process's established TCP connections to 127.0.0.1:port, read from /proc."""
+    sockets = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed since the listing
+            continue
+        if target.startswith("socket:["):
+            sockets.add(target.removeprefix("socket:[").removesuffix("]"))
+    count = 0
+    for line in Path("/proc/self/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        remote, state, inode = fields[2], fields[3], fields[9]
+        established = state == "01"
+        if established and int(remote.split(":")[1], 16) == port and inode in sockets:
+            count += 1
+    return count
+
+
+async def eventually(condition: Callable[[], bool], within: float = 1.0) -> None:
+    """Wait until condition() holds, or fail after `within` seconds."""
+    with trio.fail_after(within):
+        while not condition():  # noqa: ASYNC110 - a socket's state has no event to wait on
+            await trio.sleep(0.02)
+
+
+async def test_a_workflow_slower_than_the_timeout_fails_and_frees_the_connection(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    # The workflow waits 3 s; the adapter gives it 1.
+    adapter = await start_adapter(n8n.webhook("supply-slow"), webhook_timeout=1.0)
+    assert connections_to(n8n.port) == 0
+    tasks: list[dict[str, Any]] = []
+
+    async def call() -> None:
+        tasks.append(await send(adapter, "hurry"))
+
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(call)
+        # The adapter's call to n8n is open while the workflow waits...
+        await eventually(lambda: connections_to(n8n.port) == 1)
+    [task] = tasks
+    assert trio.current_time() - started < 2.5
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": "TIMEOUT"}
+    assert reason_of(task) == (
+        "The workflow did not answer in time: no reply within 1 s (ADAPTER_WEBHOOK_TIMEOUT)"
+    )
+    # ...and closed once the deadline passed, not left open until n8n answers.
+    await eventually(lambda: connections_to(n8n.port) == 0)
+
+
+async def test_cancel_of_a_running_workflow_closes_its_call(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook("supply-slow"), webhook_timeout=10.0)
+    document = send_v1("never mind", returnImmediately=True)
+    task = (await rpc(adapter, document, V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_WORKING"
+    await eventually(lambda: connections_to(n8n.port) == 1)  # n8n's Wait node is running
+    cancel = {"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": task["id"]}}
+    canceled = (await rpc(adapter, cancel, V1))["result"]
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    await eventually(lambda: connections_to(n8n.port) == 0)  # cut, not left to finish
+    get = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": task["id"]}}
+    await trio.sleep(3.5)  # past the workflow's own 3 s: its late answer changes nothing
+    assert (await rpc(adapter, get, V1))["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+async def _converse(base_url: str) -> list[Task]:
+    """Three messages through the official client: two turns on one context, then too many."""
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        tasks: list[Task] = []
+        for text in ("4 pallets of flour?", "and 2 of salt?", "then 30 of salt"):
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                parts=[Part(text=text)],
+                context_id=tasks[0].context_id if tasks else "",
+            )
+            [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
+            tasks.append(event.task)
+        await client.close()
+        return tasks
+
+
+async def test_a_conversation_through_the_official_client(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook(AGENT))
+    # The SDK runs on asyncio: in a worker thread with its own loop, as in another process.
+    first, second, third = await trio.to_thread.run_sync(partial(asyncio.run, _converse(adapter)))
+    context = first.context_id
+    assert context
+    assert [t.context_id for t in (second, third)] == [context, context]
+    assert first.status.state == second.status.state == SdkTaskState.TASK_STATE_COMPLETED
+    assert first.artifacts[0].parts[0].text == (
+        f"Yes: 12 pallets of flour in stock. (conversation {context})"
+    )
+    assert second.artifacts[0].parts[0].text == (
+        f"Yes: 40 pallets of salt in stock. (conversation {context})"
+    )
+    assert third.status.state == SdkTaskState.TASK_STATE_FAILED
+    assert third.metadata["outcome"] == "ESCALATED"
+    assert third.status.message.parts[0].text == (
+        "Escalated for human approval: 30 pallets of salt is more than 10: "
+        "a person must approve it."
+    )
