@@ -37,11 +37,12 @@ class Params:
         return value
 
     def optional_str(self, name: str) -> str | None:
+        """A string, or None when absent or empty: proto3 JSON writes unset as ""."""
         value = self._lookup(name)
-        if value is None:
+        if value is None or value == "":
             return None
-        if not isinstance(value, str) or not value:
-            raise A2AError.invalid_params(f"{self._where(name)} must be a non-empty string")
+        if not isinstance(value, str):
+            raise A2AError.invalid_params(f"{self._where(name)} must be a string")
         return value
 
     def optional_int(self, name: str) -> int | None:

@@ -80,6 +80,12 @@ def test_v03_send_decodes_and_joins_text_parts() -> None:
     assert operation.message.text == "hi\nthere"
 
 
+def test_empty_optional_ids_mean_unset_as_in_proto3_json() -> None:
+    operation = V1.decode("SendMessage", v1_send(contextId="", taskId=""))
+    assert isinstance(operation, SendMessage)
+    assert operation.message.context_id is None and operation.message.task_id is None
+
+
 def test_snake_case_params_are_read_too() -> None:
     assert V1.decode("GetTask", {"id": "t", "history_length": 2}) == GetTask("t", 2)
 
