@@ -50,3 +50,6 @@ def configure_logging(level: str, log_format: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # httpx logs each request at INFO ("HTTP Request: POST <webhook URL> ..."): a second
+    # line per task, with the webhook's URL, whose path may be its secret, in every one.
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))

@@ -37,6 +37,10 @@ async def serve(
     config = Config()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
+    # Hypercorn's default listen backlog is 100: a burst of more new connections than
+    # that overflows it, and the kernel leaves the rest to SYN-ACK retries a second or
+    # more apart. Room for every send the adapter admits (the kernel caps it at somaxconn).
+    config.backlog = settings.max_concurrent_calls + settings.max_queued_calls
     # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
     # through ours (logs.py), at our level.
     config.errorlog = logging.getLogger("hypercorn.error")

@@ -24,6 +24,7 @@ Scope = dict[str, Any]
 class Received:
     headers: dict[str, str]
     body: bytes
+    client_port: int = 0  # which connection of the adapter's it came on
 
     @property
     def json(self) -> dict[str, Any]:
@@ -76,7 +77,7 @@ class StubWebhook:
             if not message.get("more_body"):
                 break
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        self.received.append(Received(headers, body))
+        self.received.append(Received(headers, body, scope["client"][1]))
         self._note()
         try:
             text = json.loads(body).get("text", "")
@@ -145,11 +146,16 @@ def _contract(answer: str, *, escalate: bool) -> bytes:
 
 
 async def start_stub_webhook(
-    nursery: trio.Nursery, *, certfile: str | None = None, keyfile: str | None = None
+    nursery: trio.Nursery,
+    *,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    keep_alive_seconds: float = 5.0,
 ) -> StubWebhook:
     """Serve a new stub on a free port of 127.0.0.1, over TLS when given a certificate."""
     stub = StubWebhook()
     config = Config()
+    config.keep_alive_timeout = keep_alive_seconds
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None
     config.errorlog = None

@@ -89,3 +89,33 @@ async def test_tls_without_the_ca_fails_as_tls(tls_stub: StubWebhook) -> None:
     assert reply.outcome is Outcome.TLS_FAILURE
     assert "certificate" in reply.detail.lower()
     assert not tls_stub.received
+
+
+async def test_calls_one_after_another_reuse_one_connection(stub: StubWebhook) -> None:
+    async with WebhookClient(make_settings(stub.url)) as client:
+        for n in range(5):
+            await client.call(request(f"answer:{n}"), Caller())
+    assert len({r.client_port for r in stub.received}) == 1
+
+
+async def test_concurrent_calls_open_connections_and_then_share_them(stub: StubWebhook) -> None:
+    async with WebhookClient(make_settings(stub.url)) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(client.call, request("sleep:0.2"), Caller())
+        concurrent = {r.client_port for r in stub.received}
+        for n in range(8):
+            await client.call(request(f"answer:{n}"), Caller())
+    assert len(concurrent) == 8
+    assert {r.client_port for r in stub.received[8:]} <= concurrent  # reused, none new
+
+
+async def test_a_connection_the_webhook_closed_is_not_reused(nursery: trio.Nursery) -> None:
+    stub = await start_stub_webhook(nursery, keep_alive_seconds=0.1)
+    async with WebhookClient(make_settings(stub.url)) as client:
+        first = await client.call(request("answer:one"), Caller())
+        await trio.sleep(0.5)  # the webhook has closed the idle connection by now
+        second = await client.call(request("answer:two"), Caller())
+    assert isinstance(first, HttpReply) and isinstance(second, HttpReply)
+    assert (first.status, second.status) == (200, 200)
+    assert stub.received[0].client_port != stub.received[1].client_port
