@@ -1,0 +1,39 @@
+-- wrk script: POST one fixed request body over keep-alive and report as one JSON line.
+-- Environment: BENCH_BODY_FILE (the body), BENCH_PATH, BENCH_A2A (send A2A-Version: 1.0
+-- when "1"), BENCH_MAX_REQUESTS (stop each thread after that many responses; 0: no limit).
+local function read_file(path)
+  local file = assert(io.open(path, "rb"))
+  local content = file:read("*a")
+  file:close()
+  return content
+end
+
+wrk.method = "POST"
+wrk.path = os.getenv("BENCH_PATH") or "/"
+wrk.body = read_file(os.getenv("BENCH_BODY_FILE"))
+wrk.headers["Content-Type"] = "application/json"
+if os.getenv("BENCH_A2A") == "1" then
+  wrk.headers["A2A-Version"] = "1.0"
+end
+
+local max_requests = tonumber(os.getenv("BENCH_MAX_REQUESTS") or "0")
+local seen = 0
+
+-- Only defined when needed: a response() hook makes wrk hand every body to Lua.
+if max_requests > 0 then
+  function response(status, headers, body)
+    seen = seen + 1
+    if seen >= max_requests then
+      wrk.thread:stop()
+    end
+  end
+end
+
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"mean_us":%.1f,' ..
+    '"connect_errors":%d,"read_errors":%d,"write_errors":%d,"status_errors":%d,"timeouts":%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    latency.mean, errors.connect, errors.read, errors.write, errors.status, errors.timeout))
+end
