@@ -58,7 +58,10 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
         for legacy in (True, False)
     }
 
-    @app.get(CARD_PATH)
+    # Clients look for the card under the URL they were given; behind an ingress that
+    # is the public URL's path, so the card is there too.
+    card_paths = {CARD_PATH, settings.rpc_path.rstrip("/") + CARD_PATH}
+
     async def card() -> Response:
         # A v1.0 client gets the card the v1.0 schema validates; everyone else also
         # gets the top-level `url` that v0.3 clients need.
@@ -76,6 +79,9 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
         if _not_modified(cached.etag, started):
             return Response(b"", status=304, headers=headers)
         return Response(cached.body, content_type="application/json", headers=headers)
+
+    for path in sorted(card_paths):
+        app.add_url_rule(path, endpoint=f"card {path}", view_func=card, methods=["GET"])
 
     @app.post(settings.rpc_path)
     async def rpc() -> Response:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 import trio
 
+from tests.conftest import free_port
 from tests.stub_webhook import StubWebhook
 
 V1 = {"A2A-Version": "1.0"}
@@ -303,3 +304,18 @@ async def test_unreachable_webhook_fails_the_task(start_adapter: Any) -> None:
     task = (await rpc(adapter, send_v1("x"), V1))["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["metadata"] == {"outcome": "UNREACHABLE"}
+
+
+async def test_a_public_url_with_a_path_serves_the_card_and_rpc_there(
+    stub: StubWebhook, start_adapter: Any
+) -> None:
+    port = free_port()
+    public = f"http://127.0.0.1:{port}/agents/supply"
+    adapter = await start_adapter(stub.url, port=port, public_url=public)
+    async with httpx.AsyncClient() as client:
+        card = await client.get(f"{adapter}/.well-known/agent-card.json", headers=V1)
+        root_card = await client.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json")
+    assert card.json()["supportedInterfaces"][0]["url"] == public
+    assert root_card.status_code == 200
+    reply = await rpc(public, send_v1("answer:routed"), V1)
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
