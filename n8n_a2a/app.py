@@ -204,6 +204,9 @@ def _requested_version() -> str | None:
     return request.headers.get(_VERSION_HEADER) or request.args.get(_VERSION_HEADER)
 
 
+_READY_CHECK_SECONDS = 2.0
+
+
 async def _webhook_host_problem(webhook_url: str) -> str | None:
     address = urlsplit(webhook_url)
     port = address.port or (443 if address.scheme == "https" else 80)
@@ -215,9 +218,6 @@ async def _webhook_host_problem(webhook_url: str) -> str | None:
         await stream.aclose()
         return None
     return f"the webhook's host did not answer within {_READY_CHECK_SECONDS:g} s"
-
-
-_READY_CHECK_SECONDS = 2.0
 
 
 def _not_modified(etag: str, last_modified: datetime) -> bool:

@@ -143,11 +143,14 @@ class Executor:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
         self.stop_accepting()
         with trio.move_on_after(grace_seconds):
-            while self._calls:
-                await next(iter(self._calls.values())).done.wait()
+            await self._all_done()
         for task_id in list(self._calls):
             logger.warning("shutdown cut the webhook call of task %s", task_id)
             self._cut(task_id, CUT_BY_SHUTDOWN)
+        await self._all_done()
+
+    async def _all_done(self) -> None:
+        """Until every call has ended (no new ones start once sends are refused)."""
         while self._calls:
             await next(iter(self._calls.values())).done.wait()
 
