@@ -135,12 +135,11 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):
-                task = executor.table.get(task_id).with_history_length(history_length)
-                return codec.encode_task(task)
+                return codec.encode_task(await executor.get(task_id, history_length))
             case CancelTask(task_id):
-                return codec.encode_task(executor.cancel(task_id))
+                return codec.encode_task(await executor.cancel(task_id))
             case ListTasks():
-                return codec.encode_page(executor.table.list(operation))
+                return codec.encode_page(await executor.list(operation))
 
     @app.get("/healthz")
     async def healthz() -> Response:

@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .protocol.model import TaskState
-
 #: How much of an off-contract or error reply is shown in the task, in characters.
 RAW_EXCERPT_CHARS = 2000
 
@@ -38,14 +36,6 @@ class Outcome(enum.Enum):
     ADAPTER_ERROR = "ADAPTER_ERROR"
     CANCELED = "CANCELED"
     SHUTDOWN = "SHUTDOWN"
-
-    @property
-    def task_state(self) -> TaskState:
-        if self is Outcome.ANSWERED:
-            return TaskState.COMPLETED
-        if self is Outcome.CANCELED:
-            return TaskState.CANCELED
-        return TaskState.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +66,6 @@ class Verdict:
 
     outcome: Outcome
     text: str
-
-    @property
-    def task_state(self) -> TaskState:
-        return self.outcome.task_state
 
 
 def classify(reply: WebhookReply) -> Verdict:

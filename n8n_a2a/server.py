@@ -14,7 +14,7 @@ from .app import create_app
 from .config import Settings
 from .executor import Executor
 from .metrics import Metrics
-from .tasks import TaskTable
+from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
@@ -49,18 +49,19 @@ async def serve(
     config.graceful_timeout = settings.shutdown_grace + 5.0
     stopping = trio.Event()
     async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
-        table = TaskTable(settings.max_tasks, settings.task_ttl)
+        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
         metrics = Metrics()
         executor = Executor(
             calls,
-            table,
+            store,
+            MemoryTaskEvents(),
             webhook,
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
             metrics=metrics,
         )
-        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(table))
+        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
 
         async def stop_when_told() -> None:
             await shutdown_trigger()
@@ -71,6 +72,7 @@ async def serve(
             await stopping.wait()
             await executor.drain(settings.shutdown_grace)
 
+        await calls.start(executor.listen)
         calls.start_soon(drain_when_stopping)
         app = create_app(settings, executor, metrics)
         # Hypercorn stops listening and waits for the requests under way while the

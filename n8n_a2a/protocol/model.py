@@ -24,10 +24,16 @@ class TaskState(enum.Enum):
     def is_terminal(self) -> bool:
         return self in _TERMINAL
 
+    @property
+    def is_interrupted(self) -> bool:
+        """Paused until the caller acts: a stream ends here, as at a terminal state."""
+        return self in _INTERRUPTED
+
 
 _TERMINAL = frozenset(
     {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
 )
+_INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
 class Role(enum.Enum):
@@ -80,6 +86,9 @@ class Task:
     history: tuple[Message, ...] = ()
     artifacts: tuple[Artifact, ...] = ()
     metadata: JSONObject = field(default_factory=dict)
+    #: The sequence number of the task's latest event (0: just created). Stores move a
+    #: task compare-and-set on it; it never goes on the wire.
+    version: int = 0
 
     def with_history_length(self, history_length: int | None) -> Task:
         """The task with only the last `history_length` messages (None: all of them)."""
@@ -87,6 +96,39 @@ class Task:
             return self
         kept = self.history[len(self.history) - history_length :] if history_length else ()
         return replace(self, history=kept)
+
+
+# What happens to a task, one event per change, in order.
+
+
+@dataclass(frozen=True, slots=True)
+class StatusUpdate:
+    """The task's status changed."""
+
+    task_id: str
+    context_id: str
+    status: TaskStatus
+    sequence: int
+
+    @property
+    def final(self) -> bool:
+        """The last event a stream carries: the task ended, or waits for the caller."""
+        return self.status.state.is_terminal or self.status.state.is_interrupted
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactUpdate:
+    """The task gained an artifact."""
+
+    task_id: str
+    context_id: str
+    artifact: Artifact
+    sequence: int
+    append: bool = False
+    last_chunk: bool = True
+
+
+TaskEvent = StatusUpdate | ArtifactUpdate
 
 
 # The operations a caller can ask for, whichever protocol version it speaks.

@@ -337,3 +337,37 @@ async def wait_until_serving(adapter: str) -> None:
                     return
                 except httpx.TransportError:
                     await trio.sleep(0.05)
+
+
+async def test_a_cancel_storm_against_one_call_slot_leaves_the_server_serving(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Queued tasks canceled as they got their slot once killed the whole process.
+    adapter = await start_adapter(stub.url, max_concurrent_calls=1)
+    sent: list[str] = []
+    answers: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(timeout=10) as client:
+
+        async def post(document: dict[str, Any]) -> dict[str, Any]:
+            reply = await client.post(adapter, json=document, headers=V1)
+            answer: dict[str, Any] = reply.json()
+            return answer
+
+        async def send_then_cancel(number: int) -> None:
+            document = send_v1(f"answer:{number}", returnImmediately=True)
+            task_id = (await post(document))["result"]["task"]["id"]
+            sent.append(task_id)
+            answers.append(await post(call("CancelTask", id=task_id)))
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as storm:
+                for number in range(200):
+                    storm.start_soon(send_then_cancel, number)
+        outcomes = {
+            a["result"]["status"]["state"] if "result" in a else a["error"]["code"] for a in answers
+        }
+        assert outcomes <= {"TASK_STATE_CANCELED", -32002}
+        states = {(await get_task(adapter, task_id))["status"]["state"] for task_id in sent}
+        assert states <= {"TASK_STATE_CANCELED", "TASK_STATE_COMPLETED"}
+        after = await post(send_v1("answer:still here"))
+        assert after["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

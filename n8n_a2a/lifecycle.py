@@ -1,0 +1,74 @@
+"""The A2A task lifecycle, as a table: the one place that decides a task's next state.
+
+A task moves by steps. The table below says, for each state, which states a task may
+move to; a move the table does not list has lost a race and changes nothing: the task
+was canceled while it waited for its call slot, or cut by shutdown as its workflow
+answered, or ended by another process first. Losing is normal, never an error, and it
+is decided here, not by whoever happened to move second. Pure: no I/O.
+
+"A cut beats a verdict." A cut (CancelTask, shutdown) is recorded before the webhook
+call is cancelled, so the call's own verdict, whenever it arrives, finds the task
+terminal and loses. A verdict recorded first makes a later cancel a caller error
+(-32002: the task is already done) and a later shutdown cut a no-op.
+"""
+
+from __future__ import annotations
+
+from .outcome import Outcome
+from .protocol.model import TaskState
+
+# state -> the states it may move to. Terminal states (completed, canceled, failed,
+# rejected) have no row: nothing moves a finished task.
+_NEXT: dict[TaskState, frozenset[TaskState]] = {
+    # Admitted, waiting for a call slot (or about to take one):
+    TaskState.SUBMITTED: frozenset(
+        {
+            TaskState.WORKING,  # it got its slot: the webhook call begins
+            TaskState.CANCELED,  # canceled while it waited
+            TaskState.FAILED,  # cut by shutdown while it waited
+        }
+    ),
+    # Its webhook call is under way:
+    TaskState.WORKING: frozenset(
+        {
+            TaskState.COMPLETED,  # the workflow answered
+            TaskState.FAILED,  # any other verdict, or cut by shutdown
+            TaskState.CANCELED,  # canceled mid-call
+        }
+    ),
+}
+
+
+def may_move(current: TaskState, to: TaskState) -> bool:
+    """Whether a task in `current` may move to `to`; False means the move lost its race."""
+    return to in _NEXT.get(current, frozenset())
+
+
+def may_cancel(current: TaskState) -> bool:
+    """Whether CancelTask can still end a task in `current`."""
+    return may_move(current, TaskState.CANCELED)
+
+
+def state_for(outcome: Outcome) -> TaskState:
+    """The state an outcome ends a task in: only an answer completes one."""
+    if outcome is Outcome.ANSWERED:
+        return TaskState.COMPLETED
+    if outcome is Outcome.CANCELED:
+        return TaskState.CANCELED
+    return TaskState.FAILED
+
+
+class IllegalTransition(Exception):
+    """A store was asked for a move the lifecycle does not allow: a bug, never client input."""
+
+    def __init__(self, task_id: str, current: TaskState, to: TaskState) -> None:
+        super().__init__(f"task {task_id}: {current.value} -> {to.value}")
+        self.task_id = task_id
+        self.current = current
+        self.to = to
+
+
+def check_move(task_id: str, current: TaskState, to: TaskState) -> None:
+    """Raise IllegalTransition unless the lifecycle allows the move (a store's last guard)."""
+    if not may_move(current, to):
+        raise IllegalTransition(task_id, current, to)

@@ -1,0 +1,77 @@
+"""Where tasks live, and how their changes are heard: the two seams the executor works through.
+
+A `TaskStore` holds tasks and moves them compare-and-set on their version, so that two
+movers (a cancel and a verdict, or two processes) never both move one task. A
+`TaskEvents` carries every change, one frozen event each, to whoever listens: a blocking
+send waiting for its task's end, a stream, the executor cutting a call that was
+canceled. The store knows tasks, not the workflow contract: no Verdict here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from ..protocol.model import Artifact, ListTasks, Message, Task, TaskEvent, TaskPage, TaskState
+
+Listener = Callable[[TaskEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A task's next status and what comes with it: the status message also joins the
+    history, the artifact the artifacts, the metadata the task's metadata."""
+
+    state: TaskState
+    timestamp: datetime
+    message: Message | None = None
+    artifact: Artifact | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """A change that took: the task as it is now, and the events it made, in order."""
+
+    task: Task
+    events: tuple[TaskEvent, ...]
+
+
+class TaskStore(Protocol):
+    """Tasks by id. Every method may be called from any task of the process."""
+
+    async def create(self, task: Task) -> None:
+        """Hold a new task (version 0); A2AError SERVER_BUSY when there is no room."""
+
+    async def get(self, task_id: str) -> Task:
+        """The task; A2AError TASK_NOT_FOUND for an id the store does not hold."""
+
+    async def list(self, query: ListTasks) -> TaskPage:
+        """A page of tasks, the most recently updated first."""
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        """Apply `change` if the task is still at `version`; None if it has moved since.
+
+        The lifecycle must allow the move (IllegalTransition otherwise: a bug)."""
+
+    async def expire(self) -> None:
+        """Drop finished tasks past their time to live."""
+
+
+class TaskEvents(Protocol):
+    """Publishes each task event to the listeners of its task, in the order published.
+
+    Listeners are called synchronously, in the publisher's step: they must not block
+    (set an event, put into a bounded buffer, cancel a scope) and must not raise.
+    """
+
+    def publish(self, event: TaskEvent) -> None: ...
+
+    def subscribe(self, task_id: str, listener: Listener) -> AbstractContextManager[None]:
+        """Hear every event of one task from now on, until the context exits."""
+
+    def subscribe_all(self, listener: Listener) -> AbstractContextManager[None]:
+        """Hear every event of every task from now on, until the context exits."""

@@ -1,0 +1,210 @@
+"""The embedded default: tasks in this process's memory, and a per-task broadcast of events.
+
+Tasks are frozen; the store swaps in a new version on each move. It is bounded:
+finished tasks leave after a time to live, or oldest first when it is full; a task
+that is not finished never does. No method awaits anything, so each runs in one step
+and a compare-and-set here is simply a comparison.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from ..lifecycle import check_move
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import (
+    ArtifactUpdate,
+    ListTasks,
+    StatusUpdate,
+    Task,
+    TaskEvent,
+    TaskPage,
+    TaskStatus,
+)
+from . import Change, Listener, Moved
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryTaskStore:
+    """Every task this process holds, by id."""
+
+    def __init__(
+        self, max_tasks: int = 10_000, ttl_seconds: float = 3600.0, clock: Clock = utc_now
+    ) -> None:
+        self._tasks: dict[str, Task] = {}
+        # Finished task ids in the order they finished: eviction takes from the front.
+        self._finished: dict[str, None] = {}
+        self._max_tasks = max_tasks
+        self._ttl = timedelta(seconds=ttl_seconds)
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def create(self, task: Task) -> None:
+        self._make_room()
+        self._tasks[task.id] = task
+
+    async def get(self, task_id: str) -> Task:
+        try:
+            return self._tasks[task_id]
+        except KeyError:
+            raise A2AError.task_not_found(task_id) from None
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        task = await self.get(task_id)
+        if task.version != version:
+            return None
+        check_move(task_id, task.status.state, change.state)
+        sequence = task.version
+        events: list[TaskEvent] = []
+        artifacts = task.artifacts
+        if change.artifact is not None:
+            artifacts += (change.artifact,)
+            sequence += 1
+            events.append(ArtifactUpdate(task.id, task.context_id, change.artifact, sequence))
+        status = TaskStatus(change.state, change.timestamp, change.message)
+        sequence += 1
+        events.append(StatusUpdate(task.id, task.context_id, status, sequence))
+        moved = replace(
+            task,
+            status=status,
+            history=task.history + ((change.message,) if change.message is not None else ()),
+            artifacts=artifacts,
+            metadata={**task.metadata, **change.metadata} if change.metadata else task.metadata,
+            version=sequence,
+        )
+        self._tasks[task_id] = moved
+        if change.state.is_terminal:
+            self._finished[task_id] = None
+        return Moved(moved, tuple(events))
+
+    async def list(self, query: ListTasks) -> TaskPage:
+        """A page of tasks, the most recently updated first (ties broken by id)."""
+        found = [
+            task
+            for task in self._tasks.values()
+            if (query.context_id is None or task.context_id == query.context_id)
+            and (query.state is None or task.status.state is query.state)
+            and (
+                query.status_timestamp_after is None
+                or task.status.timestamp >= query.status_timestamp_after
+            )
+        ]
+        found.sort(key=_list_order, reverse=True)
+        start = 0
+        if query.page_token:
+            after = _decode_cursor(query.page_token)
+            start = next((i for i, t in enumerate(found) if _list_order(t) < after), len(found))
+        page = found[start : start + query.page_size]
+        more = start + query.page_size < len(found)
+        shown = tuple(
+            replace(
+                task.with_history_length(query.history_length),
+                artifacts=task.artifacts if query.include_artifacts else (),
+            )
+            for task in page
+        )
+        return TaskPage(
+            tasks=shown,
+            next_page_token=_encode_cursor(page[-1]) if more else "",
+            page_size=query.page_size,
+            total_size=len(found),
+        )
+
+    async def expire(self) -> None:
+        self._expire()
+
+    def _expire(self) -> None:
+        expired_before = self._clock() - self._ttl
+        while self._finished:
+            oldest = next(iter(self._finished))
+            if self._tasks[oldest].status.timestamp >= expired_before:
+                break
+            self._forget(oldest)
+
+    def _make_room(self) -> None:
+        """Drop finished tasks past their time to live, then the oldest while full."""
+        self._expire()
+        while len(self._tasks) >= self._max_tasks and self._finished:
+            self._forget(next(iter(self._finished)))
+        if len(self._tasks) >= self._max_tasks:
+            raise A2AError(
+                ErrorCode.SERVER_BUSY,
+                f"Server busy: all {self._max_tasks} tasks in the table are still running "
+                "(ADAPTER_MAX_TASKS); retry later",
+            )
+
+    def _forget(self, task_id: str) -> None:
+        del self._finished[task_id]
+        del self._tasks[task_id]
+
+
+class MemoryTaskEvents:
+    """A broadcast per task, in this process. A task nobody listens to costs a dict look-up."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, list[Listener]] = {}
+        self._everything: list[Listener] = []
+
+    def publish(self, event: TaskEvent) -> None:
+        for listener in (*self._everything, *self._by_task.get(event.task_id, ())):
+            try:
+                listener(event)
+            except Exception:
+                # One listener's bug must not keep the event from the others, nor fail
+                # the move that published it.
+                logger.exception("a listener of task %s failed", event.task_id)
+
+    @contextmanager
+    def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
+        listeners = self._by_task.setdefault(task_id, [])
+        listeners.append(listener)
+        try:
+            yield
+        finally:
+            listeners.remove(listener)
+            if not listeners:
+                del self._by_task[task_id]
+
+    @contextmanager
+    def subscribe_all(self, listener: Listener) -> Iterator[None]:
+        self._everything.append(listener)
+        try:
+            yield
+        finally:
+            self._everything.remove(listener)
+
+
+def _list_order(task: Task) -> tuple[datetime, str]:
+    return task.status.timestamp, task.id
+
+
+def _encode_cursor(task: Task) -> str:
+    """An opaque page token: where the page ended, so it survives evictions."""
+    position = f"{task.status.timestamp.isoformat()}|{task.id}"
+    return base64.urlsafe_b64encode(position.encode()).decode()
+
+
+def _decode_cursor(token: str) -> tuple[datetime, str]:
+    try:
+        moment, _, task_id = base64.urlsafe_b64decode(token.encode()).decode().partition("|")
+        position = datetime.fromisoformat(moment), task_id
+    except (binascii.Error, UnicodeError, ValueError):
+        position = None
+    if position is None or position[0].tzinfo is None:
+        raise A2AError.invalid_params("params.pageToken is not a token this agent gave")
+    return position

@@ -1,0 +1,202 @@
+"""The store contract, run against every TaskStore: create, get, move compare-and-set, list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from n8n_a2a.lifecycle import IllegalTransition
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    ListTasks,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from n8n_a2a.store import Change, TaskStore
+from n8n_a2a.store.memory import MemoryTaskStore
+
+
+class Ticking:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+StoreFactory = Callable[..., TaskStore]
+
+
+@pytest.fixture(params=[MemoryTaskStore], ids=["memory"])
+def make_store(request: pytest.FixtureRequest) -> StoreFactory:
+    factory: StoreFactory = request.param
+    return factory
+
+
+_serial = iter(range(1_000_000))
+
+
+def new_task(clock: Callable[[], datetime], context_id: str = "c-1") -> Task:
+    task_id = f"t-{next(_serial)}"
+    user = Message("m-1", Role.USER, (Part("hi"),), task_id, context_id)
+    return Task(task_id, context_id, TaskStatus(TaskState.SUBMITTED, clock()), (user,))
+
+
+def answer(clock: Callable[[], datetime], text: str = "12 pallets") -> Change:
+    reply = Message("m-2", Role.AGENT, (Part(text),))
+    artifact = Artifact("a-1", "answer", (Part(text),))
+    return Change(TaskState.COMPLETED, clock(), reply, artifact, metadata={"outcome": "ANSWERED"})
+
+
+async def finished(store: TaskStore, clock: Callable[[], datetime], text: str = "x") -> str:
+    task = new_task(clock)
+    await store.create(task)
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    assert await store.move(task.id, working.task.version, answer(clock, text)) is not None
+    return task.id
+
+
+async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    task = new_task(clock)
+    await store.create(task)
+    assert await store.get(task.id) == task
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    assert working.task.status.state is TaskState.WORKING
+    assert working.task.version == 1
+    assert working.events == (StatusUpdate(task.id, "c-1", working.task.status, 1),)
+    done = await store.move(task.id, 1, answer(clock))
+    assert done is not None
+    assert done.task.status.state is TaskState.COMPLETED
+    assert [m.role for m in done.task.history] == [Role.USER, Role.AGENT]
+    assert done.task.status.message == done.task.history[-1]
+    assert done.task.artifacts[0].parts == (Part("12 pallets"),)
+    assert done.task.metadata == {"outcome": "ANSWERED"}
+    # The artifact comes before the status that ends the task, each with its number.
+    assert done.events == (
+        ArtifactUpdate(task.id, "c-1", done.task.artifacts[0], 2),
+        StatusUpdate(task.id, "c-1", done.task.status, 3),
+    )
+    assert done.task.version == 3
+    assert await store.get(task.id) == done.task
+
+
+async def test_a_move_from_an_old_version_changes_nothing(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    task = new_task(clock)
+    await store.create(task)
+    canceled = Change(TaskState.CANCELED, clock())
+    assert await store.move(task.id, 0, canceled) is not None
+    # The mover that read version 0 loses: the task is as the first mover left it.
+    assert await store.move(task.id, 0, Change(TaskState.WORKING, clock())) is None
+    assert (await store.get(task.id)).status.state is TaskState.CANCELED
+
+
+async def test_a_move_the_lifecycle_forbids_is_a_bug(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    task_id = await finished(store, clock)
+    version = (await store.get(task_id)).version
+    with pytest.raises(IllegalTransition):
+        await store.move(task_id, version, Change(TaskState.WORKING, clock()))
+
+
+async def test_an_unknown_task_is_32001(make_store: StoreFactory) -> None:
+    store = make_store()
+    with pytest.raises(A2AError) as raised:
+        await store.get("nope")
+    assert raised.value.code is ErrorCode.TASK_NOT_FOUND
+    with pytest.raises(A2AError):
+        await store.move("nope", 0, Change(TaskState.WORKING, datetime.now(UTC)))
+
+
+async def test_finished_tasks_leave_after_their_time_to_live(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(ttl_seconds=10, clock=clock)
+    old = await finished(store, clock)
+    running = new_task(clock)
+    await store.create(running)
+    clock.now += timedelta(seconds=30)
+    fresh = await finished(store, clock)
+    await store.expire()
+    with pytest.raises(A2AError):
+        await store.get(old)
+    assert (await store.get(running.id)).status.state is TaskState.SUBMITTED  # never evicted
+    assert (await store.get(fresh)).status.state is TaskState.COMPLETED
+
+
+async def test_a_full_store_evicts_the_oldest_finished_first(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(max_tasks=3, clock=clock)
+    running = new_task(clock)
+    await store.create(running)
+    first, second = await finished(store, clock), await finished(store, clock)
+    third = await finished(store, clock)
+    held = {t.id for t in (await store.list(ListTasks())).tasks}
+    assert held == {running.id, second, third}
+    with pytest.raises(A2AError):
+        await store.get(first)
+
+
+async def test_a_store_full_of_unfinished_tasks_refuses(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(max_tasks=2, clock=clock)
+    await store.create(new_task(clock))
+    await store.create(new_task(clock))
+    with pytest.raises(A2AError) as raised:
+        await store.create(new_task(clock))
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
+
+
+async def test_list_filters_and_pages_newest_first(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    ids = [await finished(store, clock) for _ in range(3)]
+    other = new_task(clock, context_id="c-2")
+    await store.create(other)
+    page = await store.list(ListTasks(context_id="c-1", page_size=2))
+    assert [t.id for t in page.tasks] == ids[:0:-1]
+    assert page.total_size == 3
+    assert page.tasks[0].artifacts == ()  # only with includeArtifacts
+    rest = await store.list(ListTasks(context_id="c-1", page_token=page.next_page_token))
+    assert [t.id for t in rest.tasks] == ids[:1]
+    assert rest.next_page_token == ""
+    waiting = await store.list(ListTasks(state=TaskState.SUBMITTED, history_length=0))
+    assert [(t.id, t.history) for t in waiting.tasks] == [(other.id, ())]
+
+
+async def test_list_pages_survive_an_eviction_between_pages(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(max_tasks=10, clock=clock)
+    ids = [await finished(store, clock) for _ in range(5)]
+    page = await store.list(ListTasks(page_size=2))
+    assert [t.id for t in page.tasks] == ids[:2:-1]
+    assert page.total_size == 5
+    for _ in range(6):  # evicts the two oldest
+        await finished(store, clock)
+    rest = await store.list(ListTasks(page_size=10, page_token=page.next_page_token))
+    assert [t.id for t in rest.tasks][:1] == [ids[2]]
+
+
+@pytest.mark.parametrize("token", ["not base64!", "bm9waXBl", "MjAyMC0wMS0wMXx4"])
+async def test_a_foreign_page_token_is_invalid_params(make_store: StoreFactory, token: str) -> None:
+    with pytest.raises(A2AError) as raised:
+        await make_store().list(ListTasks(page_token=token))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
