@@ -24,10 +24,16 @@ class TaskState(enum.Enum):
     def is_terminal(self) -> bool:
         return self in _TERMINAL
 
+    @property
+    def is_interrupted(self) -> bool:
+        """Waiting for the caller (more input, or credentials): the task's stream ends here."""
+        return self in _INTERRUPTED
+
 
 _TERMINAL = frozenset(
     {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
 )
+_INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
 class Role(enum.Enum):
@@ -89,14 +95,53 @@ class Task:
         return replace(self, history=kept)
 
 
+# What happens to a task after it is made. `sequence` numbers one task's events in the
+# order they happened (what a subscription from a point counts by); it never goes on the
+# wire.
+
+
+@dataclass(frozen=True, slots=True)
+class StatusUpdate:
+    task_id: str
+    context_id: str
+    status: TaskStatus
+    sequence: int
+
+    @property
+    def final(self) -> bool:
+        """The last event of the task's stream: a terminal or an interrupted state."""
+        return self.status.state.is_terminal or self.status.state.is_interrupted
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactUpdate:
+    task_id: str
+    context_id: str
+    artifact: Artifact
+    sequence: int
+    append: bool = False
+    last_chunk: bool = True
+
+
+TaskEvent = StatusUpdate | ArtifactUpdate
+
+
 # The operations a caller can ask for, whichever protocol version it speaks.
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessage:
+    """A send (`streaming`: answered as a stream of the task's events).
+
+    A stream always follows the task to its end, so it is always `blocking`: v1.0 says
+    `returnImmediately` has no effect on a stream, and v0.3's `blocking: false` is read
+    the same way.
+    """
+
     message: Message
     history_length: int | None = None
     blocking: bool = True
+    streaming: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +152,13 @@ class GetTask:
 
 @dataclass(frozen=True, slots=True)
 class CancelTask:
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubscribeToTask:
+    """v1.0 `SubscribeToTask`, v0.3 `tasks/resubscribe`: the task, then its later events."""
+
     task_id: str
 
 
@@ -131,4 +183,4 @@ class TaskPage:
     total_size: int
 
 
-Operation = SendMessage | GetTask | CancelTask | ListTasks
+Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask
