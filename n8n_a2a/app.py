@@ -27,7 +27,14 @@ from .protocol.card import agent_card
 from .protocol.codec import Codec
 from .protocol.errors import A2AError, ErrorCode
 from .protocol.http import bearer_token, is_json, trace_headers
-from .protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
+from .protocol.model import (
+    CancelTask,
+    GetTask,
+    ListTasks,
+    Operation,
+    SendMessage,
+    SubscribeToTask,
+)
 from .protocol.versions import V03, V1, codec_for
 from .webhook import Caller
 
@@ -132,6 +139,13 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
 
     async def _perform(codec: Codec, operation: Operation, caller: Caller) -> dict[str, object]:
         match operation:
+            case SendMessage(streaming=True) | SubscribeToTask():
+                # The card says `capabilities.streaming: false`: then both stream methods
+                # are UnsupportedOperationError (spec §3.3.4).
+                raise A2AError(
+                    ErrorCode.UNSUPPORTED_OPERATION,
+                    "Streaming is not supported by this agent (capabilities.streaming is false)",
+                )
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):

@@ -1,8 +1,9 @@
 """What the two wire codecs share: decoding operations, encoding tasks and errors.
 
 A codec turns a JSON-RPC method and its params into a version-neutral Operation, and
-a Task or an A2AError back into that version's JSON. The version difference lives
-here and in v1.py / v03.py only: the executor and the task table never ask for it.
+a Task, a task event or an A2AError back into that version's JSON. The version
+difference lives here and in v1.py / v03.py only: the executor and the task table never
+ask for it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 from .errors import A2AError, ErrorCode
 from .model import (
     Artifact,
+    ArtifactUpdate,
     CancelTask,
     GetTask,
     JSONObject,
@@ -24,9 +26,13 @@ from .model import (
     Part,
     Role,
     SendMessage,
+    StatusUpdate,
+    SubscribeToTask,
     Task,
+    TaskEvent,
     TaskPage,
     TaskState,
+    TaskStatus,
 )
 from .params import Params
 
@@ -42,8 +48,9 @@ class Verb(enum.Enum):
     """What a method asks for, before its params are read."""
 
     SEND = "send"
+    SEND_STREAMING = "send-streaming"
+    SUBSCRIBE = "subscribe"
     GET = "get"
-    STREAM = "stream"
     CANCEL = "cancel"
     LIST = "list"
     PUSH_CONFIG = "push-config"
@@ -70,13 +77,12 @@ class Codec(ABC):
         match verb:
             case Verb.SEND:
                 return self.decode_send(reader)
+            case Verb.SEND_STREAMING:
+                return self.decode_send(reader, streaming=True)
+            case Verb.SUBSCRIBE:
+                return SubscribeToTask(reader.required_str("id"))
             case Verb.GET:
                 return GetTask(reader.required_str("id"), reader.optional_int("historyLength"))
-            case Verb.STREAM:
-                raise A2AError(
-                    ErrorCode.UNSUPPORTED_OPERATION,
-                    "Streaming is not supported by this agent (capabilities.streaming is false)",
-                )
             case Verb.CANCEL:
                 return CancelTask(reader.required_str("id"))
             case Verb.LIST:
@@ -92,7 +98,7 @@ class Codec(ABC):
                     "This agent has no extended Agent Card",
                 )
 
-    def decode_send(self, params: Params) -> SendMessage:
+    def decode_send(self, params: Params, streaming: bool = False) -> SendMessage:
         message = self.decode_message(params.required_object("message"))
         configuration = params.optional_object("configuration") or Params({}, "configuration")
         accepted = configuration.optional_str_list("acceptedOutputModes")
@@ -106,10 +112,13 @@ class Codec(ABC):
                 ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
                 "Push notifications are not supported by this agent",
             )
+        # Read (and so checked) on a stream too, where it has no effect: see SendMessage.
+        blocking = self.decode_blocking(configuration)
         return SendMessage(
             message=message,
             history_length=configuration.optional_int("historyLength"),
-            blocking=self.decode_blocking(configuration),
+            blocking=blocking or streaming,
+            streaming=streaming,
         )
 
     def decode_list(self, params: Params) -> ListTasks:
@@ -159,22 +168,57 @@ class Codec(ABC):
         )
 
     def encode_send_result(self, task: Task) -> JSONObject:
-        return self.encode_task(task)
+        return self.one_of("task", self.encode_task(task))
+
+    def encode_stream_event(self, item: Task | TaskEvent) -> JSONObject:
+        """The `result` of one stream response (an SSE event): the Task, or one of its events."""
+        match item:
+            case Task():
+                return self.one_of("task", self.encode_task(item))
+            case StatusUpdate():
+                return self.one_of("statusUpdate", self.encode_status_update(item))
+            case ArtifactUpdate():
+                return self.one_of("artifactUpdate", self.encode_artifact_update(item))
 
     def encode_task(self, task: Task) -> JSONObject:
-        status: JSONObject = {
-            "state": self.state_names[task.status.state],
-            "timestamp": _timestamp(task.status.timestamp),
+        document: JSONObject = {
+            "id": task.id,
+            "contextId": task.context_id,
+            "status": self.encode_status(task.status),
         }
-        if task.status.message is not None:
-            status["message"] = self.encode_message(task.status.message)
-        document: JSONObject = {"id": task.id, "contextId": task.context_id, "status": status}
         if task.artifacts:
             document["artifacts"] = [self.encode_artifact(a) for a in task.artifacts]
         document["history"] = [self.encode_message(m) for m in task.history]
         if task.metadata:
             document["metadata"] = task.metadata
         return self.tag(document, "task")
+
+    def encode_status(self, status: TaskStatus) -> JSONObject:
+        document: JSONObject = {
+            "state": self.state_names[status.state],
+            "timestamp": _timestamp(status.timestamp),
+        }
+        if status.message is not None:
+            document["message"] = self.encode_message(status.message)
+        return document
+
+    def encode_status_update(self, update: StatusUpdate) -> JSONObject:
+        document: JSONObject = {
+            "taskId": update.task_id,
+            "contextId": update.context_id,
+            "status": self.encode_status(update.status),
+        }
+        return self.tag(document, "status-update")
+
+    def encode_artifact_update(self, update: ArtifactUpdate) -> JSONObject:
+        document: JSONObject = {
+            "taskId": update.task_id,
+            "contextId": update.context_id,
+            "artifact": self.encode_artifact(update.artifact),
+            "append": update.append,
+            "lastChunk": update.last_chunk,
+        }
+        return self.tag(document, "artifact-update")
 
     def encode_message(self, message: Message) -> JSONObject:
         document: JSONObject = {
@@ -216,7 +260,13 @@ class Codec(ABC):
     def encode_part(self, part: Part) -> JSONObject: ...
 
     @abstractmethod
-    def tag(self, document: JSONObject, kind: str) -> JSONObject: ...
+    def tag(self, document: JSONObject, kind: str) -> JSONObject:
+        """The document with its v0.3 `kind` discriminator (v1.0 has none)."""
+
+    @abstractmethod
+    def one_of(self, member: str, document: JSONObject) -> JSONObject:
+        """A result that is one of several objects: a v1.0 oneof names its member, a v0.3
+        result is the (kind-tagged) object itself."""
 
 
 def text_only(part: Params, kind: str) -> Part:

@@ -26,7 +26,7 @@ class TaskState(enum.Enum):
 
     @property
     def is_interrupted(self) -> bool:
-        """Paused until the caller acts: a stream ends here, as at a terminal state."""
+        """Waiting for the caller (more input, or credentials): the task's stream ends here."""
         return self in _INTERRUPTED
 
 
@@ -98,7 +98,9 @@ class Task:
         return replace(self, history=kept)
 
 
-# What happens to a task, one event per change, in order.
+# What happens to a task after it is made. `sequence` numbers one task's events in the
+# order they happened (what a subscription from a point counts by); it never goes on the
+# wire.
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,7 @@ class StatusUpdate:
 
     @property
     def final(self) -> bool:
-        """The last event a stream carries: the task ended, or waits for the caller."""
+        """The last event of the task's stream: a terminal or an interrupted state."""
         return self.status.state.is_terminal or self.status.state.is_interrupted
 
 
@@ -136,9 +138,17 @@ TaskEvent = StatusUpdate | ArtifactUpdate
 
 @dataclass(frozen=True, slots=True)
 class SendMessage:
+    """A send (`streaming`: answered as a stream of the task's events).
+
+    A stream always follows the task to its end, so it is always `blocking`: v1.0 says
+    `returnImmediately` has no effect on a stream, and v0.3's `blocking: false` is read
+    the same way.
+    """
+
     message: Message
     history_length: int | None = None
     blocking: bool = True
+    streaming: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +159,13 @@ class GetTask:
 
 @dataclass(frozen=True, slots=True)
 class CancelTask:
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubscribeToTask:
+    """v1.0 `SubscribeToTask`, v0.3 `tasks/resubscribe`: the task, then its later events."""
+
     task_id: str
 
 
@@ -173,4 +190,4 @@ class TaskPage:
     total_size: int
 
 
-Operation = SendMessage | GetTask | CancelTask | ListTasks
+Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask

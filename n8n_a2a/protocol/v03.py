@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from .codec import Codec, Verb, text_only
 from .errors import A2AError
-from .model import JSONObject, Part, Role, TaskState
+from .model import JSONObject, Part, Role, StatusUpdate, TaskState
 from .params import Params
 
 
@@ -16,8 +16,8 @@ class V03Codec(Codec):
     methods: ClassVar[dict[str, Verb]] = {
         "message/send": Verb.SEND,
         "tasks/get": Verb.GET,
-        "message/stream": Verb.STREAM,
-        "tasks/resubscribe": Verb.STREAM,
+        "message/stream": Verb.SEND_STREAMING,
+        "tasks/resubscribe": Verb.SUBSCRIBE,
         "tasks/cancel": Verb.CANCEL,
         "tasks/pushNotificationConfig/set": Verb.PUSH_CONFIG,
         "tasks/pushNotificationConfig/get": Verb.PUSH_CONFIG,
@@ -48,3 +48,11 @@ class V03Codec(Codec):
 
     def tag(self, document: JSONObject, kind: str) -> JSONObject:
         return {"kind": kind, **document}
+
+    def one_of(self, member: str, document: JSONObject) -> JSONObject:
+        return document
+
+    def encode_status_update(self, update: StatusUpdate) -> JSONObject:
+        # Required in v0.3 (the SDKs' models refuse an update without it): true on the
+        # last event, after which the stream closes.
+        return {**super().encode_status_update(update), "final": update.final}

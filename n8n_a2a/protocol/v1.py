@@ -1,4 +1,7 @@
-"""The A2A v1.0 wire codec: `SendMessage`, `TASK_STATE_*`, `ROLE_*`, `{"task": …}` results."""
+"""The A2A v1.0 wire codec: `SendMessage`, `TASK_STATE_*`, `ROLE_*`, `{"task": …}` results.
+
+A stream's status updates carry no `final`: v1.0 removed it, the stream's end says it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from typing import ClassVar
 
 from .codec import Codec, Verb, text_only
 from .errors import A2AError
-from .model import JSONObject, Part, Role, Task, TaskState
+from .model import JSONObject, Part, Role, TaskState
 from .params import Params
 
 _PART_KINDS = ("text", "raw", "url", "data")
@@ -18,8 +21,8 @@ class V1Codec(Codec):
     methods: ClassVar[dict[str, Verb]] = {
         "SendMessage": Verb.SEND,
         "GetTask": Verb.GET,
-        "SendStreamingMessage": Verb.STREAM,
-        "SubscribeToTask": Verb.STREAM,
+        "SendStreamingMessage": Verb.SEND_STREAMING,
+        "SubscribeToTask": Verb.SUBSCRIBE,
         "CancelTask": Verb.CANCEL,
         "ListTasks": Verb.LIST,
         "CreateTaskPushNotificationConfig": Verb.PUSH_CONFIG,
@@ -54,8 +57,8 @@ class V1Codec(Codec):
     def tag(self, document: JSONObject, kind: str) -> JSONObject:
         return document
 
-    def encode_send_result(self, task: Task) -> JSONObject:
-        return {"task": self.encode_task(task)}
+    def one_of(self, member: str, document: JSONObject) -> JSONObject:
+        return {member: document}
 
     def encode_error(self, error: A2AError) -> JSONObject:
         document = super().encode_error(error)

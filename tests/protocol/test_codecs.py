@@ -6,16 +6,26 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from a2a.compat.v0_3 import conversions
+from a2a.compat.v0_3 import types as v03_types
+from a2a.types import a2a_pb2
+from a2a.utils.proto_utils import parse_lenient
+from google.protobuf import json_format  # type: ignore[import-untyped]
 
+from n8n_a2a.protocol.codec import Codec
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     Artifact,
+    ArtifactUpdate,
     GetTask,
     Message,
     Part,
     Role,
     SendMessage,
+    StatusUpdate,
+    SubscribeToTask,
     Task,
+    TaskEvent,
     TaskState,
     TaskStatus,
 )
@@ -117,7 +127,6 @@ def test_snake_case_params_are_read_too() -> None:
         ("GetTask", {"id": "t", "historyLength": -1}, ErrorCode.INVALID_PARAMS, "historyLength"),
         ("GetTask", {"id": "t", "historyLength": True}, ErrorCode.INVALID_PARAMS, "historyLength"),
         ("message/send", {}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 0.3"),
-        ("SendStreamingMessage", {}, ErrorCode.UNSUPPORTED_OPERATION, "Streaming"),
         ("CreateTaskPushNotificationConfig", {}, ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED, "Push"),
         ("GetExtendedAgentCard", {}, ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED, "extended"),
     ],
@@ -243,3 +252,250 @@ def test_unsupported_versions_are_32009(requested: str) -> None:
         codec_for(requested)
     assert raised.value.code is ErrorCode.VERSION_NOT_SUPPORTED
     assert len(raised.value.message) < 200
+
+
+# Streams: the four methods, and every event as the official clients read it.
+
+INTERRUPTED = {TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
+TERMINAL = {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
+
+
+def status_update(state: TaskState, message: Message | None = None) -> StatusUpdate:
+    return StatusUpdate("t-1", "c-1", TaskStatus(state, MOMENT, message), sequence=3)
+
+
+def artifact_update(append: bool = False, last_chunk: bool = True) -> ArtifactUpdate:
+    answer = Artifact("a-1", "answer", (Part("hi"),))
+    return ArtifactUpdate("t-1", "c-1", answer, sequence=2, append=append, last_chunk=last_chunk)
+
+
+@pytest.mark.parametrize(
+    ("codec", "method", "params"),
+    [
+        (V1, "SendStreamingMessage", v1_send()),
+        (V03, "message/stream", v03_send()),
+    ],
+)
+def test_a_streaming_send_is_a_send_that_streams(
+    codec: Codec, method: str, params: dict[str, Any]
+) -> None:
+    operation = codec.decode(method, params)
+    assert isinstance(operation, SendMessage)
+    assert operation.streaming and operation.blocking
+    assert operation.message.message_id == "m-1"
+
+
+def test_a_plain_send_does_not_stream() -> None:
+    operation = V1.decode("SendMessage", v1_send())
+    assert isinstance(operation, SendMessage)
+    assert not operation.streaming
+
+
+@pytest.mark.parametrize(
+    ("codec", "method", "configuration"),
+    [
+        (V1, "SendStreamingMessage", {"returnImmediately": True, "historyLength": 2}),
+        (V03, "message/stream", {"blocking": False, "historyLength": 2}),
+    ],
+)
+def test_a_stream_follows_the_task_whatever_the_blocking_flag(
+    codec: Codec, method: str, configuration: dict[str, Any]
+) -> None:
+    params = v1_send() if codec is V1 else v03_send()
+    params["configuration"] = configuration
+    operation = codec.decode(method, params)
+    assert isinstance(operation, SendMessage)
+    assert (operation.streaming, operation.blocking, operation.history_length) == (True, True, 2)
+
+
+@pytest.mark.parametrize(("codec", "method"), [(V1, "SubscribeToTask"), (V03, "tasks/resubscribe")])
+def test_subscribe_decodes(codec: Codec, method: str) -> None:
+    assert codec.decode(method, {"id": "t-1", "metadata": {}}) == SubscribeToTask("t-1")
+
+
+@pytest.mark.parametrize(
+    ("codec", "method", "params", "code", "words"),
+    [
+        (V1, "SubscribeToTask", {}, ErrorCode.INVALID_PARAMS, "params.id"),
+        (V03, "tasks/resubscribe", {}, ErrorCode.INVALID_PARAMS, "params.id"),
+        (V1, "SubscribeToTask", {"id": 7}, ErrorCode.INVALID_PARAMS, "params.id"),
+        (V03, "tasks/resubscribe", {"id": ""}, ErrorCode.INVALID_PARAMS, "params.id"),
+        (V1, "SendStreamingMessage", {}, ErrorCode.INVALID_PARAMS, "params.message is required"),
+        (V03, "message/stream", {}, ErrorCode.INVALID_PARAMS, "params.message is required"),
+        (
+            V1,
+            "SendStreamingMessage",
+            v1_send(parts=[{"raw": "AA=="}]),
+            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
+            "raw",
+        ),
+        (
+            V03,
+            "message/stream",
+            v03_send(blocking="no"),
+            ErrorCode.INVALID_PARAMS,
+            "params.configuration.blocking",
+        ),
+        (
+            V03,
+            "message/stream",
+            v03_send(pushNotificationConfig={"url": "http://x"}),
+            ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+            "Push",
+        ),
+        (V1, "message/stream", {}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 0.3"),
+        (V03, "SubscribeToTask", {"id": "t-1"}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 1.0"),
+    ],
+)
+def test_stream_method_refusals(
+    codec: Codec, method: str, params: dict[str, Any], code: ErrorCode, words: str
+) -> None:
+    with pytest.raises(A2AError) as raised:
+        codec.decode(method, params)
+    assert raised.value.code is code
+    assert words in raised.value.message
+
+
+def test_v1_stream_events_have_the_stream_response_shape() -> None:
+    assert V1.encode_stream_event(status_update(TaskState.WORKING)) == {
+        "statusUpdate": {
+            "taskId": "t-1",
+            "contextId": "c-1",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-29T18:34:32.062Z"},
+        }
+    }
+    assert V1.encode_stream_event(artifact_update()) == {
+        "artifactUpdate": {
+            "taskId": "t-1",
+            "contextId": "c-1",
+            "artifact": {"artifactId": "a-1", "name": "answer", "parts": [{"text": "hi"}]},
+            "append": False,
+            "lastChunk": True,
+        }
+    }
+    assert V1.encode_stream_event(a_task()) == {"task": V1.encode_task(a_task())}
+
+
+def test_v03_stream_events_are_kind_tagged() -> None:
+    assert V03.encode_stream_event(status_update(TaskState.WORKING)) == {
+        "kind": "status-update",
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "status": {"state": "working", "timestamp": "2026-11-29T18:34:32.062Z"},
+        "final": False,
+    }
+    assert V03.encode_stream_event(artifact_update()) == {
+        "kind": "artifact-update",
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "artifact": {
+            "artifactId": "a-1",
+            "name": "answer",
+            "parts": [{"kind": "text", "text": "hi"}],
+        },
+        "append": False,
+        "lastChunk": True,
+    }
+    assert V03.encode_stream_event(a_task()) == V03.encode_task(a_task())
+
+
+@pytest.mark.parametrize("codec", [V1, V03])
+def test_a_status_update_encodes_its_status_as_a_task_does(codec: Codec) -> None:
+    task = a_task()
+    update = StatusUpdate(task.id, task.context_id, task.status, sequence=1)
+    document = codec.encode_stream_event(update)
+    event = document["statusUpdate"] if codec is V1 else document
+    assert event["status"] == codec.encode_task(task)["status"]
+
+
+@pytest.mark.parametrize("state", list(TaskState))
+def test_final_is_a_terminal_or_an_interrupted_state(state: TaskState) -> None:
+    assert state.is_interrupted is (state in INTERRUPTED)
+    assert status_update(state).final is (state in TERMINAL | INTERRUPTED)
+
+
+def v1_client_reads(item: Task | TaskEvent) -> a2a_pb2.StreamResponse:
+    """The event as a2a-sdk 1.3.0's client parses it, after a strict parse that refuses
+    any field the v1.0 proto lacks (`final`, `kind`, the internal `sequence`)."""
+    result = V1.encode_stream_event(item)
+    json_format.ParseDict(result, a2a_pb2.StreamResponse())
+    return parse_lenient(result, a2a_pb2.StreamResponse())
+
+
+@pytest.mark.parametrize("state", list(TaskState))
+def test_v1_status_updates_parse_with_the_right_state(state: TaskState) -> None:
+    agent = Message("m-2", Role.AGENT, (Part("why"),), "t-1", "c-1")
+    parsed = v1_client_reads(status_update(state, agent))
+    assert parsed.WhichOneof("payload") == "status_update"
+    update = parsed.status_update
+    assert (update.task_id, update.context_id) == ("t-1", "c-1")
+    # Parsed leniently, a state the proto does not know becomes UNSPECIFIED silently.
+    assert update.status.state == a2a_pb2.TaskState.Value(f"TASK_STATE_{state.name}")
+    assert update.status.message.role == a2a_pb2.ROLE_AGENT
+    assert update.status.timestamp.ToDatetime(UTC) == MOMENT
+
+
+@pytest.mark.parametrize(("append", "last_chunk"), [(False, True), (True, False)])
+def test_v1_artifact_updates_parse(append: bool, last_chunk: bool) -> None:
+    parsed = v1_client_reads(artifact_update(append, last_chunk))
+    assert parsed.WhichOneof("payload") == "artifact_update"
+    update = parsed.artifact_update
+    assert (update.task_id, update.context_id) == ("t-1", "c-1")
+    assert (update.artifact.artifact_id, update.artifact.name) == ("a-1", "answer")
+    assert [part.text for part in update.artifact.parts] == ["hi"]
+    assert (update.append, update.last_chunk) == (append, last_chunk)
+
+
+def test_v1_the_task_event_parses() -> None:
+    parsed = v1_client_reads(a_task())
+    assert parsed.WhichOneof("payload") == "task"
+    assert parsed.task.status.state == a2a_pb2.TASK_STATE_COMPLETED
+    assert [m.role for m in parsed.task.history] == [a2a_pb2.ROLE_USER, a2a_pb2.ROLE_AGENT]
+
+
+def v03_client_reads(item: Task | TaskEvent) -> v03_types.SendStreamingMessageSuccessResponse:
+    """The event as the v0.3 models (a2a-sdk 0.3's, kept in 1.3.0's compat) validate it;
+    dumped back, it must be what was sent: no field the schema lacks, none renamed."""
+    result = V03.encode_stream_event(item)
+    response = v03_types.SendStreamingMessageSuccessResponse.model_validate(
+        {"jsonrpc": "2.0", "id": 1, "result": result}
+    )
+    assert response.result.model_dump(mode="json", by_alias=True, exclude_none=True) == result
+    return response
+
+
+@pytest.mark.parametrize("state", list(TaskState))
+def test_v03_status_updates_validate_with_final(state: TaskState) -> None:
+    agent = Message("m-2", Role.AGENT, (Part("why"),), "t-1", "c-1")
+    response = v03_client_reads(status_update(state, agent))
+    update = response.result
+    assert isinstance(update, v03_types.TaskStatusUpdateEvent)
+    assert update.final is (state in TERMINAL | INTERRUPTED)
+    assert update.status.state is v03_types.TaskState(state.value)
+    assert update.status.message is not None
+    assert update.status.message.role is v03_types.Role.agent
+    # What a2a-sdk 1.3.0's v0.3 client hands its caller.
+    core = conversions.to_core_stream_response(response)
+    assert core.status_update.status.state == a2a_pb2.TaskState.Value(f"TASK_STATE_{state.name}")
+
+
+def test_v03_a_status_update_without_final_is_refused_by_the_models() -> None:
+    result = V03.encode_stream_event(status_update(TaskState.COMPLETED))
+    del result["final"]
+    with pytest.raises(ValueError, match="final"):
+        v03_types.TaskStatusUpdateEvent.model_validate(result)
+
+
+@pytest.mark.parametrize(("append", "last_chunk"), [(False, True), (True, False)])
+def test_v03_artifact_updates_validate(append: bool, last_chunk: bool) -> None:
+    update = v03_client_reads(artifact_update(append, last_chunk)).result
+    assert isinstance(update, v03_types.TaskArtifactUpdateEvent)
+    assert (update.task_id, update.context_id) == ("t-1", "c-1")
+    assert (update.append, update.last_chunk) == (append, last_chunk)
+    assert update.artifact.parts[0].root.kind == "text"
+
+
+def test_v03_the_task_event_validates() -> None:
+    task = v03_client_reads(a_task()).result
+    assert isinstance(task, v03_types.Task)
+    assert task.status.state is v03_types.TaskState.completed

@@ -1,0 +1,51 @@
+"""Server-Sent Events framing (HTML Living Standard §9.2) of a stream's JSON-RPC responses.
+
+Each event is one JSON-RPC response with the request's id (A2A spec §9.4.2); the
+stream ends when the server closes it. Pure bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .jsonrpc import RequestId, error_response
+from .model import JSONObject
+
+HEADERS: tuple[tuple[str, str], ...] = (
+    ("Content-Type", "text/event-stream"),
+    # Every event is news: no cache may store the stream or answer with an old copy.
+    ("Cache-Control", "no-cache"),
+    # nginx (ingress-nginx included) buffers a proxied response by default and would
+    # hand the events on in bursts, or only when the stream ends.
+    ("X-Accel-Buffering", "no"),
+)
+
+# SSE ends a line at CRLF, LF or CR, wherever it stands: each is a line of its own.
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def event(data: bytes) -> bytes:
+    """One event carrying `data`: a `data:` field per line of it, then a blank line.
+
+    The space after `data:` is always written, since readers drop exactly one: a line
+    of the payload that starts with a space keeps it. A reader joins the lines with LF,
+    so the payload comes back whole (a CR or CRLF in it comes back as LF).
+    """
+    lines = _LINE_BREAK.split(data)
+    return b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+
+
+def comment(text: str = "") -> bytes:
+    """A comment, which readers skip: a keep-alive for proxies that cut idle connections."""
+    flat = b" ".join(_LINE_BREAK.split(text.encode()))
+    return b":" + (b" " + flat if flat else b"") + b"\n\n"
+
+
+def error_event(request_id: RequestId, error: JSONObject) -> bytes:
+    """A JSON-RPC error response (a codec's `encode_error`) as the stream's last event.
+
+    No `event: error` field: a2a-sdk 1.3.0's v0.3 client turns such an event into a
+    bare "SSE stream error" and loses the code, while every client reads the error from
+    the data of a plain event.
+    """
+    return event(error_response(request_id, error))
