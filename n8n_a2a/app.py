@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
@@ -22,7 +23,7 @@ from .config import Settings
 from .executor import Executor
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
-from .protocol import jsonrpc
+from .protocol import jsonrpc, sse
 from .protocol.card import agent_card
 from .protocol.codec import Codec
 from .protocol.errors import A2AError, ErrorCode
@@ -31,11 +32,13 @@ from .protocol.model import (
     CancelTask,
     GetTask,
     ListTasks,
-    Operation,
     SendMessage,
     SubscribeToTask,
+    Task,
+    TaskEvent,
 )
 from .protocol.versions import V03, V1, codec_for
+from .streams import SubscriberTooSlow
 from .webhook import Caller
 
 logger = logging.getLogger(__name__)
@@ -116,6 +119,10 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
             if settings.require_token and caller.subject_token is None:
                 return refuse(call.id, codec, _UNAUTHENTICATED, method, status=401)
             operation = codec.decode(call.method, call.params)
+            if isinstance(operation, SubscribeToTask) or (
+                isinstance(operation, SendMessage) and operation.streaming
+            ):
+                return stream(call.id, codec, operation, caller, method)
             result = await _perform(codec, operation, caller)
         except A2AError as error:
             return refuse(call.id, codec, error, method)
@@ -129,23 +136,65 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
         method: str = "none",
         status: int = 200,
     ) -> Response:
-        metrics.request_answered(method, error.code)
-        fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
-        logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
+        log_refusal(method, error)
         response = _error(request_id, codec, error, status)
         if status == 401:
             response.headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
         return response
 
-    async def _perform(codec: Codec, operation: Operation, caller: Caller) -> dict[str, object]:
+    def stream(
+        request_id: jsonrpc.RequestId,
+        codec: Codec,
+        operation: SendMessage | SubscribeToTask,
+        caller: Caller,
+        method: str,
+    ) -> Response:
+        """Server-Sent Events: the task, then each of its events, until the final one.
+
+        What goes wrong once the stream is asked for (an unknown or finished task, a full
+        server, a reader too slow) is the stream's one error event, so that every client
+        reads the A2A error code where it reads events."""
+
+        def result(item: Task | TaskEvent) -> bytes:
+            return sse.event(jsonrpc.result_response(request_id, codec.encode_stream_event(item)))
+
+        async def events() -> AsyncIterator[bytes]:
+            metrics.stream_opened()
+            try:
+                async with executor.stream(operation, caller) as task_stream:
+                    metrics.request_answered(method, 0)
+                    yield result(task_stream.task)
+                    while True:
+                        with trio.move_on_after(settings.stream_keepalive) as idle:
+                            event = await task_stream.next()
+                        if idle.cancelled_caught:
+                            yield sse.comment("keep-alive")  # proxies cut silent connections
+                        elif event is None:
+                            return
+                        else:
+                            metrics.stream_event_sent()
+                            yield result(event)
+            except A2AError as error:
+                if isinstance(error, SubscriberTooSlow):
+                    metrics.stream_subscriber_dropped()
+                log_refusal(method, error)
+                yield sse.error_event(request_id, codec.encode_error(error))
+            finally:
+                metrics.stream_closed()
+
+        response = Response(events(), headers=dict(sse.HEADERS))
+        response.timeout = None  # a stream lasts as long as its task
+        return response
+
+    def log_refusal(method: str, error: A2AError) -> None:
+        metrics.request_answered(method, error.code)
+        fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
+        logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
+
+    async def _perform(
+        codec: Codec, operation: SendMessage | GetTask | CancelTask | ListTasks, caller: Caller
+    ) -> dict[str, object]:
         match operation:
-            case SendMessage(streaming=True) | SubscribeToTask():
-                # The card says `capabilities.streaming: false`: then both stream methods
-                # are UnsupportedOperationError (spec §3.3.4).
-                raise A2AError(
-                    ErrorCode.UNSUPPORTED_OPERATION,
-                    "Streaming is not supported by this agent (capabilities.streaming is false)",
-                )
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):

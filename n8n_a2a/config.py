@@ -49,6 +49,7 @@ class Settings:
     max_tasks: int = 10_000
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
+    stream_keepalive: float = 15.0
     require_token: bool = False
     ready_check_webhook: bool = False
     log_level: str = "INFO"
@@ -85,6 +86,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
+        stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
@@ -32,6 +33,7 @@ from .protocol.model import (
     Role,
     SendMessage,
     StatusUpdate,
+    SubscribeToTask,
     Task,
     TaskEvent,
     TaskPage,
@@ -40,6 +42,7 @@ from .protocol.model import (
 )
 from .store import Change, TaskEvents, TaskStore
 from .store.memory import utc_now
+from .streams import DEFAULT_BUFFER, TaskStream
 from .webhook import Caller, WebhookRequest
 
 logger = logging.getLogger(__name__)
@@ -89,6 +92,7 @@ class Executor:
         max_queued_calls: int = 1024,
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
+        stream_buffer: int = DEFAULT_BUFFER,
     ) -> None:
         self._nursery = nursery
         self._store = store
@@ -103,6 +107,7 @@ class Executor:
         self._metrics = metrics or Metrics()
         self._clock = clock
         self._drained = trio.Event()
+        self._stream_buffer = stream_buffer
 
     @property
     def accepting(self) -> bool:
@@ -152,6 +157,33 @@ class Executor:
             await self._start(task, operation, caller)
             await ended.wait()
         return await self.get(task.id, operation.history_length)
+
+    @asynccontextmanager
+    async def stream(
+        self, operation: SendMessage | SubscribeToTask, caller: Caller
+    ) -> AsyncIterator[TaskStream]:
+        """A stream of a new task (a streaming send) or of a running one (a subscription):
+        it begins with the task, then hears every later event until the final one."""
+        stream = TaskStream(self._stream_buffer)
+        if isinstance(operation, SubscribeToTask):
+            # Listen first, then look: an event between the two is skipped by version.
+            with self._events.subscribe(operation.task_id, stream.hear):
+                task = await self._store.get(operation.task_id)
+                if task.status.state.is_terminal:
+                    raise A2AError(
+                        ErrorCode.UNSUPPORTED_OPERATION,
+                        f"Task {task.id} is {task.status.state.value}: a finished task has no "
+                        "more events to subscribe to (GetTask shows it)",
+                    )
+                stream.begin(task)
+                yield stream
+            return
+        self._admit()
+        task = await self._new_task(operation.message)
+        with self._events.subscribe(task.id, stream.hear):
+            stream.begin(task)
+            await self._start(task, operation, caller)
+            yield stream
 
     async def cancel(self, task_id: str) -> Task:
         """Cancel a task that has not finished: it is `canceled` at once, its call cut."""

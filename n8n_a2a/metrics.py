@@ -40,6 +40,19 @@ class Metrics:
             ["method", "code"],
             registry=self.registry,
         )
+        self._streams = Gauge(
+            "n8n_a2a_streams_open", "Event streams open now.", registry=self.registry
+        )
+        self._stream_events = Counter(
+            "n8n_a2a_stream_events",
+            "Task events sent on streams (the task each stream begins with not counted).",
+            registry=self.registry,
+        )
+        self._slow_subscribers = Counter(
+            "n8n_a2a_stream_subscribers_dropped",
+            "Streams closed because their reader fell too far behind.",
+            registry=self.registry,
+        )
 
     def watch(
         self,
@@ -65,6 +78,18 @@ class Metrics:
     def request_answered(self, method: str, code: int) -> None:
         """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
         self._requests.labels(method, str(code)).inc()
+
+    def stream_opened(self) -> None:
+        self._streams.inc()
+
+    def stream_closed(self) -> None:
+        self._streams.dec()
+
+    def stream_event_sent(self) -> None:
+        self._stream_events.inc()
+
+    def stream_subscriber_dropped(self) -> None:
+        self._slow_subscribers.inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

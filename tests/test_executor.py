@@ -27,11 +27,13 @@ from n8n_a2a.protocol.model import (
     Part,
     Role,
     SendMessage,
+    SubscribeToTask,
     Task,
     TaskState,
 )
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.memory import MemoryTaskEvents, MemoryTaskStore
+from n8n_a2a.streams import SubscriberTooSlow
 from n8n_a2a.webhook import Caller, WebhookRequest
 
 
@@ -98,6 +100,7 @@ async def executor_for(
     store: MemoryTaskStore | None = None,
     *,
     max_concurrent_calls: int = 1024,
+    stream_buffer: int = 64,
 ) -> AsyncIterator[Executor]:
     async with trio.open_nursery() as nursery:
         executor = Executor(
@@ -107,6 +110,7 @@ async def executor_for(
             workflow,
             "skill",
             max_concurrent_calls=max_concurrent_calls,
+            stream_buffer=stream_buffer,
         )
         await nursery.start(executor.listen)
         yield executor
@@ -234,6 +238,34 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
             trio.lowlevel.remove_instrument(hook)
         done = await executor.get(task.id)
         assert (done.status.state, done.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
+
+
+async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, max_concurrent_calls=1, stream_buffer=2) as executor:
+        await executor.send(message("first"), Caller())
+        queued = await executor.send(message("second"), Caller())
+        subscribe = SubscribeToTask(queued.id)
+        async with executor.stream(subscribe, Caller()) as slow:
+            async with executor.stream(subscribe, Caller()) as fast:
+                assert slow.task.status.state is fast.task.status.state is TaskState.SUBMITTED
+                workflow.release("first")
+                heard = [await fast.next()]  # working
+                workflow.release("second")  # its artifact and the end come in one step
+                while (event := await fast.next()) is not None:
+                    heard.append(event)
+            assert [type(e).__name__ for e in heard] == [
+                "StatusUpdate",
+                "ArtifactUpdate",
+                "StatusUpdate",
+            ]
+            # The slow one still gets what its buffer held, then the error.
+            assert (await slow.next()) is not None
+            assert (await slow.next()) is not None
+            with pytest.raises(SubscriberTooSlow) as raised:
+                await slow.next()
+            assert raised.value.code is ErrorCode.SERVER_BUSY
+        assert (await executor.get(queued.id)).status.state is TaskState.COMPLETED
 
 
 async def test_cancel_of_a_finished_task_is_32002_and_of_an_unknown_one_32001() -> None:

@@ -246,22 +246,6 @@ async def test_a_non_text_part_is_32005(adapter: str) -> None:
     assert (await rpc(adapter, document, V1))["error"]["code"] == -32005
 
 
-@pytest.mark.parametrize(
-    ("document", "headers"),
-    [
-        ({**send_v1("x"), "method": "SendStreamingMessage"}, V1),
-        ({**send_v03("x"), "method": "message/stream"}, {}),
-        ({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": "t"}}, V1),
-        ({"jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe", "params": {"id": "t"}}, {}),
-    ],
-)
-async def test_streaming_is_refused_honestly(
-    adapter: str, document: dict[str, Any], headers: dict[str, str]
-) -> None:
-    # The card says `capabilities.streaming: false`: both stream methods are -32004.
-    assert (await rpc(adapter, document, headers))["error"]["code"] == -32004
-
-
 async def test_response_id_keeps_its_type(adapter: str) -> None:
     for request_id in (7, "7", None):
         reply = await rpc(adapter, send_v1("answer:x", request_id=request_id), V1)
