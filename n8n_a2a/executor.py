@@ -30,6 +30,14 @@ CUT_BY_SHUTDOWN = Verdict(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """What a drain came to: calls that ended within the grace period, and calls cut."""
+
+    finished: int
+    cut: int
+
+
 @dataclass(eq=False)
 class _Call:
     """One task's webhook call: its cancel scope and the event its senders wait on."""
@@ -139,15 +147,18 @@ class Executor:
         """Refuse new sends from now on; gets, lists and cancels still work."""
         self._accepting = False
 
-    async def drain(self, grace_seconds: float) -> None:
+    async def drain(self, grace_seconds: float) -> Drained:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
         self.stop_accepting()
+        under_way = len(self._calls)
         with trio.move_on_after(grace_seconds):
             await self._all_done()
-        for task_id in list(self._calls):
+        cut = list(self._calls)
+        for task_id in cut:
             logger.warning("shutdown cut the webhook call of task %s", task_id)
             self._cut(task_id, CUT_BY_SHUTDOWN)
         await self._all_done()
+        return Drained(finished=under_way - len(cut), cut=len(cut))
 
     async def _all_done(self) -> None:
         """Until every call has ended (no new ones start once sends are refused)."""
