@@ -47,7 +47,7 @@ async def test_start_and_stop_each_log_one_line(
     caplog.set_level(logging.INFO)
     port = free_port()
     public_url = f"http://127.0.0.1:{port}/"
-    settings = make_settings(stub.url, port=port, public_url=public_url, shutdown_grace=0.5)
+    settings = make_settings(stub.url, port=port, public_url=public_url, shutdown_grace=2.0)
     stop = trio.Event()
     stopped = trio.Event()
 
@@ -63,14 +63,14 @@ async def test_start_and_stop_each_log_one_line(
         "public_url": public_url,
         "a2a_versions": ["1.0", "0.3"],
     }
-    finishing = send_in_background(nursery, public_url, "sleep:0.2")
+    finishing = send_in_background(nursery, public_url, "sleep:1")
     cut = send_in_background(nursery, public_url, "hold")
     with trio.fail_after(5):
         await stub.wait_received(2)
         await stub.wait_held()
     stop.set()
-    await finishing.answer()
-    await cut.answer()
+    assert (await finishing.answer())["result"]["task"]["metadata"] == {"outcome": "ANSWERED"}
+    assert (await cut.answer())["result"]["task"]["metadata"] == {"outcome": "SHUTDOWN"}
     with trio.fail_after(10):
         await stopped.wait()
     assert fields(caplog, "stop") == {
