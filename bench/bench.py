@@ -565,7 +565,7 @@ def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
 
 
 def verdicts(stats: Stats, targets: Sequence[Target], settings: Settings) -> list[str]:
-    """The issue's targets for the adapter, each PASS or FAIL on the medians."""
+    """The adapter's performance targets (bench/README.md), each PASS or FAIL on the medians."""
     lines = []
     sdk_rps = stats.median("sdk", "cn_rps")
     for target in targets:
@@ -605,7 +605,13 @@ def verdicts(stats: Stats, targets: Sequence[Target], settings: Settings) -> lis
 
 
 def parse_arguments(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Settings]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="bench/run",
+        description=__doc__.split("\n\n")[0],
+        epilog="The first run that measures makes a venv with exact pins in "
+        "${N8N_A2A_CACHE:-~/.cache/n8n-a2a}/bench-venv and, when wrk is missing and you are "
+        "root, installs it with apt-get. All traffic stays on 127.0.0.1.",
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny counts, for CI (< 60 s)")
     parser.add_argument("--runs", type=int, help="runs to take medians over (default 3)")
     parser.add_argument("--delay", type=float, help="seconds the stub takes to answer (0)")

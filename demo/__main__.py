@@ -106,7 +106,7 @@ async def talk(adapter_url: str, scene: Scene) -> None:
 @contextmanager
 def running_n8n(datadir: str) -> Iterator[str]:
     port = _free_port(pair=True)
-    print(f"Starting n8n on 127.0.0.1:{port} with the example workflows (about 30 s) ...")
+    print(f"Starting n8n on 127.0.0.1:{port} with the example workflows (30 to 70 s) ...")
     started = subprocess.run(
         [str(RUN_N8N), "start", datadir, str(port)], check=True, stdout=subprocess.PIPE, text=True
     )

@@ -13,7 +13,7 @@ import trio
 from .config import ConfigError, load_settings
 from .logs import configure_logging
 from .protocol.card import agent_card
-from .server import serve
+from .server import CannotListen, serve
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,7 +35,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(agent_card(settings, legacy_fields=True), indent=2))
         return
     configure_logging(settings.log_level, settings.log_format)
-    trio.run(partial(serve, settings))
+    try:
+        trio.run(partial(serve, settings))
+    except CannotListen as error:
+        print(f"n8n-a2a: {error}", file=sys.stderr)
+        raise SystemExit(3) from None
 
 
 if __name__ == "__main__":

@@ -64,6 +64,14 @@ class Workflow(Protocol):
     async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """What a drain came to: calls that ended within the grace period, and calls cut."""
+
+    finished: int
+    cut: int
+
+
 @dataclass(eq=False)
 class _Call:
     """One task's webhook call: its cancel scope and what it came to."""
@@ -200,16 +208,20 @@ class Executor:
         """Refuse new sends from now on; gets, lists and cancels still work."""
         self._accepting = False
 
-    async def drain(self, grace_seconds: float) -> None:
+    async def drain(self, grace_seconds: float) -> Drained:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
         self.stop_accepting()
+        under_way = len(self._calls)
         with trio.move_on_after(grace_seconds):
             await self._all_ended()
+        cut = 0
         for task_id in list(self._calls):
             if await self._end(task_id, CUT_BY_SHUTDOWN) is not None:
                 logger.warning("shutdown cut the webhook call of task %s", task_id)
+                cut += 1
         await self._all_ended()
         self._drained.set()
+        return Drained(finished=under_way - cut, cut=cut)
 
     def _admit(self) -> None:
         if not self._accepting:

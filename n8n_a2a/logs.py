@@ -53,3 +53,6 @@ def configure_logging(level: str, log_format: str) -> None:
     # httpx logs each request at INFO ("HTTP Request: POST <webhook URL> ..."): a second
     # line per task, with the webhook's URL, whose path may be its secret, in every one.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
+    # Hypercorn's one INFO line is "Running on <bind> (CTRL + C to quit)"; the server's
+    # own start line says that, and the version and the public URL with it.
+    logging.getLogger("hypercorn.error").setLevel(max(logging.WARNING, root.level))

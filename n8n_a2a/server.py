@@ -7,24 +7,56 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve as hypercorn_serve
+from hypercorn.config import Config, Sockets
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
 
+from . import __version__
 from .app import create_app
 from .config import Settings
-from .executor import Executor
+from .executor import Drained, Executor
 from .metrics import Metrics
+from .protocol.versions import SUPPORTED
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
 
-ShutdownTrigger = Callable[[], Awaitable[None]]
+logger = logging.getLogger(__name__)
+
+# Returns when the adapter should stop, with why (a signal's name), or None.
+ShutdownTrigger = Callable[[], Awaitable[str | None]]
 
 
-async def wait_for_stop_signal() -> None:
-    """Return on the first SIGTERM or SIGINT."""
+async def wait_for_stop_signal() -> str:
+    """Return the name of the first SIGTERM or SIGINT."""
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            return
+        return signal.Signals(await anext(signals)).name
+
+
+class CannotListen(Exception):
+    """The bind address cannot be had: in use, not on this machine, or not allowed."""
+
+    def __init__(self, host: str, port: int, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        address = f"[{host}]" if ":" in host else host
+        super().__init__(
+            f"cannot listen on {address}:{port} (ADAPTER_HOST, ADAPTER_PORT): "
+            f"{reason[:1].lower()}{reason[1:]}"
+        )
+
+
+def listen(config: Config, settings: Settings) -> Sockets:
+    """Bind and listen before anything starts, so a taken address is one clear error.
+
+    Hypercorn would bind inside its nurseries, and the error would come out wrapped in
+    three exception groups.
+    """
+    try:
+        sockets = config.create_sockets()
+        for sock in sockets.insecure_sockets:
+            sock.listen(config.backlog)
+    except OSError as error:
+        raise CannotListen(settings.host, settings.port, error) from error
+    return sockets
 
 
 async def serve(
@@ -47,7 +79,10 @@ async def serve(
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0
+    sockets = listen(config, settings)
     stopping = trio.Event()
+    reason = "the server stopped"
+    drained = Drained(finished=0, cut=0)
     async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
         metrics = Metrics()
@@ -64,18 +99,56 @@ async def serve(
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
 
         async def stop_when_told() -> None:
-            await shutdown_trigger()
+            nonlocal reason
+            reason = await shutdown_trigger() or "shutdown requested"
             executor.stop_accepting()
             stopping.set()
 
         async def drain_when_stopping() -> None:
+            nonlocal drained
             await stopping.wait()
-            await executor.drain(settings.shutdown_grace)
+            drained = await executor.drain(settings.shutdown_grace)
+
+        app = wrap_app(create_app(settings, executor, metrics), config.wsgi_max_body_size, None)
+
+        async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:
+            # Hypercorn stops listening and waits for the requests under way while the
+            # executor drains the webhook calls beside it. Its own `serve` binds the
+            # sockets itself; `worker_serve` takes ours.
+            await worker_serve(
+                app,
+                config,
+                sockets=sockets,
+                shutdown_trigger=stop_when_told,
+                task_status=task_status,
+            )
+            stopping.set()  # also when hypercorn stopped on its own
 
         await calls.start(executor.listen)
         calls.start_soon(drain_when_stopping)
-        app = create_app(settings, executor, metrics)
-        # Hypercorn stops listening and waits for the requests under way while the
-        # executor drains the webhook calls beside it.
-        await hypercorn_serve(app, config, shutdown_trigger=stop_when_told, task_status=task_status)
-        stopping.set()  # also when hypercorn stopped on its own
+        listening = await calls.start(run_hypercorn)
+        # The message is short: text logs append the fields, JSON logs carry them.
+        logger.info(
+            "serving",
+            extra={
+                "fields": {
+                    "event": "start",
+                    "version": __version__,
+                    "listening": listening,
+                    "public_url": settings.public_url,
+                    "a2a_versions": list(SUPPORTED),
+                }
+            },
+        )
+        task_status.started(listening)
+    logger.info(
+        "stopped",
+        extra={
+            "fields": {
+                "event": "stop",
+                "reason": reason,
+                "calls_finished": drained.finished,
+                "calls_cut": drained.cut,
+            }
+        },
+    )

@@ -1,0 +1,122 @@
+"""The server's own start and stop: the address it cannot take, and its two log lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import trio
+
+from n8n_a2a import __version__
+from n8n_a2a.server import CannotListen, serve
+from tests.conftest import free_port, make_settings
+from tests.integration.test_lifecycle import send_in_background, wait_until_serving
+from tests.stub_webhook import StubWebhook
+from tests.test_config import GOOD
+
+
+def fields(caplog: pytest.LogCaptureFixture, event: str) -> dict[str, Any]:
+    [record] = [r for r in caplog.records if getattr(r, "fields", {}).get("event") == event]
+    assert record.levelno == logging.INFO
+    found: dict[str, Any] = getattr(record, "fields")  # noqa: B009 - set through `extra`
+    return found
+
+
+async def test_an_address_in_use_raises_cannot_listen_naming_it() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(CannotListen) as raised:
+            await serve(make_settings(port=port))
+    assert str(raised.value) == (
+        f"cannot listen on 127.0.0.1:{port} (ADAPTER_HOST, ADAPTER_PORT): address already in use"
+    )
+
+
+async def test_start_and_stop_each_log_one_line(
+    stub: StubWebhook, nursery: trio.Nursery, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    port = free_port()
+    public_url = f"http://127.0.0.1:{port}/"
+    settings = make_settings(stub.url, port=port, public_url=public_url, shutdown_grace=2.0)
+    stop = trio.Event()
+    stopped = trio.Event()
+
+    async def run(task_status: trio.TaskStatus[list[str]]) -> None:
+        await serve(settings, shutdown_trigger=stop.wait, task_status=task_status)
+        stopped.set()
+
+    await nursery.start(run)
+    assert fields(caplog, "start") == {
+        "event": "start",
+        "version": __version__,
+        "listening": [f"http://127.0.0.1:{port}"],
+        "public_url": public_url,
+        "a2a_versions": ["1.0", "0.3"],
+    }
+    finishing = send_in_background(nursery, public_url, "sleep:1")
+    cut = send_in_background(nursery, public_url, "hold")
+    with trio.fail_after(5):
+        await stub.wait_received(2)
+        await stub.wait_held()
+    stop.set()
+    assert (await finishing.answer())["result"]["task"]["metadata"] == {"outcome": "ANSWERED"}
+    assert (await cut.answer())["result"]["task"]["metadata"] == {"outcome": "SHUTDOWN"}
+    with trio.fail_after(10):
+        await stopped.wait()
+    assert fields(caplog, "stop") == {
+        "event": "stop",
+        "reason": "shutdown requested",
+        "calls_finished": 1,
+        "calls_cut": 1,
+    }
+
+
+async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
+    stub: StubWebhook,
+) -> None:
+    port = free_port()
+    environ = {
+        **os.environ,
+        **GOOD,
+        "ADAPTER_WEBHOOK_URL": stub.url,
+        "ADAPTER_PUBLIC_URL": f"http://127.0.0.1:{port}/",
+        "ADAPTER_HOST": "127.0.0.1",
+        "ADAPTER_PORT": str(port),
+        "ADAPTER_LOG_FORMAT": "json",
+    }
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "n8n_a2a"], env=environ, stderr=subprocess.PIPE
+    )
+    try:
+        await wait_until_serving(environ["ADAPTER_PUBLIC_URL"])
+        process.send_signal(signal.SIGINT)
+        with trio.fail_after(10):
+            assert await process.wait() == 0
+        assert process.stderr is not None
+        output = b""
+        while chunk := await process.stderr.receive_some():
+            output += chunk
+    finally:
+        process.kill()
+        await process.wait()
+    lines = [json.loads(line) for line in output.decode().splitlines()]
+    assert [(line["event"], line["level"]) for line in lines] == [
+        ("start", "INFO"),
+        ("stop", "INFO"),
+    ]
+    assert lines[0]["listening"] == [f"http://127.0.0.1:{port}"]
+    assert (lines[1]["reason"], lines[1]["calls_finished"], lines[1]["calls_cut"]) == (
+        "SIGINT",
+        0,
+        0,
+    )
