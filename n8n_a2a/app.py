@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import trio
 from quart import Response, request
 from quart_trio import QuartTrio
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from .config import Settings
 from .executor import Executor
@@ -37,7 +37,7 @@ from .protocol.model import (
     Task,
     TaskEvent,
 )
-from .protocol.versions import V03, V1, codec_for
+from .protocol.versions import V03, V1, codec_for, negotiate
 from .streams import SubscriberTooSlow
 from .webhook import Caller
 
@@ -95,29 +95,38 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
 
     @app.post(settings.rpc_path)
     async def rpc() -> Response:
+        # Every answer, errors before the method included, takes the shapes of the version
+        # asked for: none is v0.3 (spec §3.6.2).
+        codec, unsupported = negotiate(_requested_version())
+        malformed: A2AError | None = None
+        try:
+            token = bearer_token(request.headers.get("Authorization"))
+        except A2AError as refused:
+            token, malformed = None, refused
+        if settings.require_token and token is None:
+            # Before anything else (type, body, version): a request without a token is
+            # judged on nothing but that; its body is read only for the id to echo.
+            return refuse(await _readable_id(), codec, malformed or _UNAUTHENTICATED, status=401)
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
             error = A2AError(
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
                 f"Content-Type must be application/json, not {request.content_type or 'none'!r}",
             )
-            return refuse(_salvage_id(body), V1, error)
+            return refuse(_salvage_id(body), codec, error)
         try:
             call = jsonrpc.parse_request(body)
         except jsonrpc.InvalidRequest as error:
-            return refuse(error.request_id, V1, error)
-        codec: Codec = V1
+            return refuse(error.request_id, codec, error)
         method = _method_label(call.method)
+        refused_later = unsupported or malformed
+        if refused_later is not None:
+            return refuse(call.id, codec, refused_later, method)
+        caller = Caller(
+            token,
+            trace_headers(request.headers.get("traceparent"), request.headers.get("tracestate")),
+        )
         try:
-            codec = codec_for(_requested_version())
-            caller = Caller(
-                bearer_token(request.headers.get("Authorization")),
-                trace_headers(
-                    request.headers.get("traceparent"), request.headers.get("tracestate")
-                ),
-            )
-            if settings.require_token and caller.subject_token is None:
-                return refuse(call.id, codec, _UNAUTHENTICATED, method, status=401)
             operation = codec.decode(call.method, call.params)
             if isinstance(operation, SubscribeToTask) or (
                 isinstance(operation, SendMessage) and operation.streaming
@@ -235,7 +244,7 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
                 f"The request body is larger than {settings.max_body_bytes} bytes "
                 "(ADAPTER_MAX_BODY_BYTES)",
             )
-            return refuse(None, V1, too_large, status=413)
+            return refuse(None, negotiate(_requested_version())[0], too_large, status=413)
         return _json(
             json.dumps({"error": {"code": error.code, "message": error.description}}).encode(),
             status=error.code or 500,
@@ -294,6 +303,16 @@ def _not_modified(etag: str, last_modified: datetime) -> bool:
         return parsedate_to_datetime(if_modified_since) >= last_modified
     except (TypeError, ValueError):
         return False
+
+
+async def _readable_id() -> jsonrpc.RequestId:
+    """The request's id for an answer that comes before the body is judged (null when the
+    body is not JSON-RPC or is too large to read)."""
+    try:
+        body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
+    except RequestEntityTooLarge:
+        return None
+    return _salvage_id(body)
 
 
 def _salvage_id(body: bytes) -> jsonrpc.RequestId:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .codec import Codec
 from .errors import A2AError, ErrorCode
 from .v03 import V03Codec
@@ -11,6 +13,10 @@ V1 = V1Codec()
 V03 = V03Codec()
 SUPPORTED = {codec.version: codec for codec in (V1, V03)}
 
+# major[.minor[.patch]] in ASCII digits, a few of them: str.isdigit() and int() also take
+# "¹" or "٣", and int() refuses more than 4,300 digits.
+_VERSION = re.compile(r"(?P<major>[0-9]{1,3})(?:\.(?P<minor>[0-9]{1,3})(?:\.[0-9]{1,3})?)?")
+
 
 def codec_for(requested: str | None) -> Codec:
     """The codec for an `A2A-Version` value; absent or empty means 0.3.
@@ -19,9 +25,9 @@ def codec_for(requested: str | None) -> Codec:
     """
     if requested is None or not requested.strip():
         return V03
-    numbers = requested.strip().split(".")
-    if 1 <= len(numbers) <= 3 and all(n.isdigit() for n in numbers):
-        key = f"{int(numbers[0])}.{int(numbers[1]) if len(numbers) > 1 else 0}"
+    found = _VERSION.fullmatch(requested.strip())
+    if found:
+        key = f"{int(found['major'])}.{int(found['minor'] or 0)}"
         if key in SUPPORTED:
             return SUPPORTED[key]
     raise A2AError(
@@ -29,3 +35,12 @@ def codec_for(requested: str | None) -> Codec:
         f"A2A version {requested.strip()[:32]!r} is not supported; "
         f"this agent speaks {', '.join(sorted(SUPPORTED))}",
     )
+
+
+def negotiate(requested: str | None) -> tuple[Codec, A2AError | None]:
+    """The codec whose shapes answer a request, and the -32009 to answer if its version is
+    not served: every error still needs a shape, and v1.0 is the version that has -32009."""
+    try:
+        return codec_for(requested), None
+    except A2AError as unsupported:
+        return V1, unsupported

@@ -171,6 +171,22 @@ async def test_unknown_task_is_32001_in_both_versions(adapter: str) -> None:
     assert (await rpc(adapter, legacy))["error"]["code"] == -32001
 
 
+async def post(
+    adapter: str, body: bytes, headers: dict[str, str] | dict[bytes, bytes]
+) -> httpx.Response:
+    async with httpx.AsyncClient() as client:
+        return await client.post(adapter, content=body, headers=headers)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(reply: httpx.Response) -> Any:
+    """The body as RFC 8259 JSON: UTF-8, and no NaN or Infinity."""
+    return json.loads(reply.content.decode("utf-8"), parse_constant=_refuse_constant)
+
+
 @pytest.mark.parametrize(
     ("body", "code", "request_id"),
     [
@@ -182,20 +198,57 @@ async def test_unknown_task_is_32001_in_both_versions(adapter: str) -> None:
         (b'{"jsonrpc":"2.0","id":1.5,"method":"GetTask","params":{}}', -32602, 1.5),
         (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{}}}', -32602, 1),
         (b"[" * 100_000, -32700, None),
+        # Not JSON, or an id that JSON cannot carry back: the id cannot be echoed.
+        (b'{"jsonrpc":"2.0","id":NaN,"method":"GetTask","params":{"id":"t"}}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":Infinity}}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"GetTask","params":{}}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"GetTask","params":{}}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"\\udc00"}}', -32602, 3),
     ],
 )
 async def test_malformed_requests_get_the_right_error(
     adapter: str, body: bytes, code: int, request_id: Any
 ) -> None:
-    async with httpx.AsyncClient() as client:
-        reply = await client.post(
-            adapter, content=body, headers={**V1, "Content-Type": "application/json"}
-        )
+    reply = await post(adapter, body, {**V1, "Content-Type": "application/json"})
     assert reply.status_code == 200
-    document = reply.json()
+    document = strict_json(reply)
     assert document["error"]["code"] == code
     assert document["id"] == request_id
     assert "Traceback" not in reply.text
+
+
+@pytest.mark.parametrize(
+    ("document", "headers", "field"),
+    [
+        (send_v1("answer:x", request_id=3), V1, "params.message.metadata.n"),
+        (send_v03("answer:x", request_id="3"), {}, "params.message.metadata.n"),
+    ],
+)
+async def test_a_lone_surrogate_is_refused_naming_the_field_and_never_kept(
+    adapter: str, stub: StubWebhook, document: dict[str, Any], headers: dict[str, str], field: str
+) -> None:
+    document["params"]["message"]["metadata"] = {"n": "\ud800"}
+    # json.dumps writes the lone surrogate as the escape \ud800, as a careless client does.
+    body = json.dumps(document).encode()
+    reply = await post(adapter, body, {**headers, "Content-Type": "application/json"})
+    assert reply.status_code == 200
+    answer = strict_json(reply)
+    assert answer["id"] == document["id"]
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["message"].startswith(field + " ")
+    assert stub.received == []
+    listed = await rpc(adapter, {"jsonrpc": "2.0", "id": 4, "method": "ListTasks"}, V1)
+    assert listed["result"]["tasks"] == []
+
+
+async def test_half_an_emoji_in_the_text_is_refused_before_the_workflow(
+    adapter: str, stub: StubWebhook
+) -> None:
+    body = json.dumps(send_v1("answer:cut \ud83d", request_id=8)).encode()
+    reply = await post(adapter, body, {**V1, "Content-Type": "application/json"})
+    assert strict_json(reply)["id"] == 8
+    assert "params.message.parts[0].text " in strict_json(reply)["error"]["message"]
+    assert stub.received == []
 
 
 async def test_invalid_params_name_the_field(adapter: str) -> None:
@@ -210,6 +263,41 @@ async def test_unsupported_version_is_32009(adapter: str) -> None:
     reply = await rpc(adapter, send_v1("x"), {"A2A-Version": "2.0"})
     assert reply["error"]["code"] == -32009
     assert reply["id"] == 1
+
+
+@pytest.mark.parametrize("version", ["¹", "²", "1.²", "1" * 4301])
+async def test_a_version_in_odd_digits_is_32009_and_gets_the_default_card(
+    adapter: str, version: str
+) -> None:
+    headers = {b"A2A-Version": version.encode("latin-1")}
+    reply = await post(
+        adapter,
+        json.dumps(send_v1("x")).encode(),
+        {**headers, b"Content-Type": b"application/json"},
+    )
+    assert reply.status_code == 200
+    assert (strict_json(reply)["id"], strict_json(reply)["error"]["code"]) == (1, -32009)
+    async with httpx.AsyncClient() as client:
+        card = await client.get(adapter + ".well-known/agent-card.json", headers=headers)
+    assert card.status_code == 200
+    assert card.json()["url"] == adapter  # the v0.3-compatible default
+
+
+@pytest.mark.parametrize(
+    ("headers", "v1_shape"), [({}, False), ({"A2A-Version": "0.3"}, False), (V1, True)]
+)
+async def test_errors_before_the_method_answer_in_the_version_asked_for(
+    adapter: str, headers: dict[str, str], v1_shape: bool
+) -> None:
+    """A request without A2A-Version is a v0.3 request, its errors too: no ErrorInfo."""
+    wrong_type = await post(adapter, b"{}", {**headers, "Content-Type": "text/plain"})
+    assert wrong_type.json()["error"]["code"] == -32005
+    assert ("data" in wrong_type.json()["error"]) is v1_shape
+    too_large = await post(
+        adapter, b" " * (2 * 1024 * 1024), {**headers, "Content-Type": "application/json"}
+    )
+    assert too_large.status_code == 413
+    assert too_large.json()["error"]["code"] == -32600
 
 
 async def test_version_from_the_query_parameter(adapter: str) -> None:

@@ -148,6 +148,46 @@ async def test_a_required_token_is_enforced_before_any_webhook_call(
     assert card["securityRequirements"] == [{"schemes": {"bearer": {"list": []}}}]
 
 
+def a_send(request_id: int) -> bytes:
+    return json.dumps(send_v1("answer:x", request_id=request_id)).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "request_id"),
+    [
+        (b"{not json", {}, None),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"SendMessage"}]', {}, None),
+        (a_send(5), {"Content-Type": "text/plain"}, 5),
+        (a_send(6), {"A2A-Version": "9.9"}, 6),
+        (a_send(7), {"A2A-Version": "¹"}, 7),
+        (a_send(8), {"Authorization": "Bearer two words"}, 8),
+        (a_send(9), {"Authorization": "Bearer"}, 9),
+        (b" " * (2 * 1024 * 1024), {}, None),  # over ADAPTER_MAX_BODY_BYTES
+    ],
+)
+async def test_a_required_token_is_checked_before_anything_else(
+    stub: StubWebhook,
+    start_adapter: AdapterFactory,
+    body: bytes,
+    headers: dict[str, str],
+    request_id: int | None,
+) -> None:
+    adapter = await start_adapter(stub.url, require_token=True)
+    sent = {"Content-Type": "application/json", **V1, **headers}
+    async with httpx.AsyncClient() as client:
+        refused = await client.post(
+            adapter,
+            content=body,
+            headers={k.encode(): v.encode("latin-1") for k, v in sent.items()},
+        )
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+    assert refused.json()["id"] == request_id
+    assert refused.json()["error"]["code"] == -32600
+    assert "words" not in refused.text
+    assert stub.received == []
+
+
 async def test_the_token_is_optional_by_default(adapter: str) -> None:
     card = (await get(adapter + ".well-known/agent-card.json")).json()
     assert card["securitySchemes"] == {

@@ -29,7 +29,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
     TaskStatus,
 )
-from n8n_a2a.protocol.versions import V03, V1, codec_for
+from n8n_a2a.protocol.versions import V03, V1, codec_for, negotiate
 
 MOMENT = datetime(2026, 11, 29, 18, 34, 32, 62_000, tzinfo=UTC)
 
@@ -246,7 +246,15 @@ def test_version_negotiation(requested: str | None, version: str) -> None:
     assert codec_for(requested).version == version
 
 
-@pytest.mark.parametrize("requested", ["2.0", "0.2", "1.1", "latest", "1.0.0.0", "x" * 1000])
+@pytest.mark.parametrize(
+    "requested",
+    [
+        *["2.0", "0.2", "1.1", "latest", "1.0.0.0", "x" * 1000],
+        # Digits only in ASCII, and few of them: int() takes superscript and Arabic-Indic
+        # digits, and refuses more than 4,300 of them.
+        *["¹", "²", "1.²", "\u0663.\u0660", "1" * 4301, "1." + "0" * 40, "0001.0"],
+    ],
+)
 def test_unsupported_versions_are_32009(requested: str) -> None:
     with pytest.raises(A2AError) as raised:
         codec_for(requested)
@@ -499,3 +507,16 @@ def test_v03_the_task_event_validates() -> None:
     task = v03_client_reads(a_task()).result
     assert isinstance(task, v03_types.Task)
     assert task.status.state is v03_types.TaskState.completed
+
+
+@pytest.mark.parametrize(
+    ("requested", "version"), [(None, "0.3"), ("0.3", "0.3"), ("1.0", "1.0"), ("2.0", "1.0")]
+)
+def test_negotiation_gives_errors_a_shape_even_for_a_version_not_served(
+    requested: str | None, version: str
+) -> None:
+    codec, unsupported = negotiate(requested)
+    assert codec.version == version
+    assert (unsupported is not None) is (requested == "2.0")
+    if unsupported is not None:
+        assert unsupported.code is ErrorCode.VERSION_NOT_SUPPORTED

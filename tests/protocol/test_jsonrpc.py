@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from n8n_a2a.protocol.errors import ErrorCode
 from n8n_a2a.protocol.jsonrpc import (
+    MAX_DEPTH,
     InvalidRequest,
     RequestId,
     error_response,
@@ -52,3 +54,87 @@ def test_the_response_id_is_the_requests_type_and_all(request_id: RequestId) -> 
     for encoded in (result_response(request_id, {}), error_response(request_id, {})):
         assert json.loads(encoded)["id"] == request_id
         assert type(json.loads(encoded)["id"]) is type(request_id)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":NaN,"method":"m"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":Infinity}}',
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":[-Infinity]}}',
+    ],
+)
+def test_nan_and_infinity_are_not_json(body: bytes) -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(body)
+    assert raised.value.code is ErrorCode.PARSE_ERROR
+    assert raised.value.request_id is None
+
+
+def test_a_number_of_too_many_digits_is_a_parse_error_that_says_so() -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":' + b"9" * 5000 + b"}}")
+    assert raised.value.code is ErrorCode.PARSE_ERROR
+    assert "digits" in raised.value.message
+    assert "sys." not in raised.value.message
+
+
+@pytest.mark.parametrize("request_id", [b'"\\ud800"', b'"ok \\ud83d"', b"1e400", b"-1e400"])
+def test_an_id_that_cannot_be_written_back_is_an_invalid_request_without_id(
+    request_id: bytes,
+) -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"m","params":{}}')
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.request_id is None
+
+
+@pytest.mark.parametrize(
+    ("params", "path"),
+    [
+        (b'{"message":{"metadata":{"n":"\\ud800"}}}', "params.message.metadata.n"),
+        (
+            b'{"message":{"parts":[{"text":"ok"},{"text":"cut \\ud83d"}]}}',
+            "params.message.parts[1].text",
+        ),
+        (b'{"message":{"metadata":{"\\udfff":1}}}', "params.message.metadata"),
+        (b'{"message":{"metadata":{"n":[1,1e400]}}}', "params.message.metadata.n[1]"),
+        (b'{"id":"\\udc00x"}', "params.id"),
+    ],
+)
+def test_params_that_cannot_be_written_back_are_refused_naming_the_field(
+    params: bytes, path: str
+) -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(b'{"jsonrpc":"2.0","id":"r","method":"m","params":' + params + b"}")
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert raised.value.request_id == "r"
+    assert raised.value.message.startswith(path + " ")
+    raised.value.message.encode()  # the message itself can be written
+
+
+def nested(depth: int) -> bytes:
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def test_params_nested_past_the_bound_are_refused() -> None:
+    envelope = b'{"jsonrpc":"2.0","id":1,"method":"m","params":%s}'
+    parse_request(envelope % nested(MAX_DEPTH))
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(envelope % nested(MAX_DEPTH + 1))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert raised.value.request_id == 1
+    assert f"more than {MAX_DEPTH} levels" in raised.value.message
+
+
+def test_text_beyond_ascii_is_taken() -> None:
+    body = '{"jsonrpc":"2.0","id":"é","method":"m","params":{"ü":["😀 \\ud83d\\ude00"]}}'
+    request = parse_request(body.encode())
+    assert request.id == "é"
+    assert request.params == {"ü": ["😀 😀"]}
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_responses_are_strict_json(value: float) -> None:
+    with pytest.raises(ValueError):
+        result_response(1, {"n": value})
