@@ -56,6 +56,11 @@ OUTCOME_TEXTS = [
     "http-503",
     "redirect",
 ]
+# Streamed: every outcome, and an answer slow enough that keep-alive comments come
+# between its events (the clients' adapter sends them often: conftest.KEEPALIVE).
+QUIET = "sleep:0.3"
+STREAMED_TEXTS = [*OUTCOME_TEXTS, QUIET]
+ANSWERS = {ANSWER: "4 pallets in stock", QUIET: "slept"}
 FAILED_OUTCOMES = {
     "escalate:needs approval": "ESCALATED",
     "silent": "SILENT",
@@ -285,22 +290,23 @@ def _check_finals(events: list[Result], what: str) -> None:
 
 
 def check_streams(result: Result, stub: StubWebhook) -> None:
-    """Every outcome by streaming send: the task, `working`, the answer, the terminal status."""
-    for text in OUTCOME_TEXTS:
+    """Every outcome by streaming send: the task, `working`, the answer, the terminal status;
+    and a quiet stream, whose keep-alive comments the client must skip."""
+    for text in STREAMED_TEXTS:
         events = _events(result["streamed"][text], text)
         task_id = events[0]["taskId"]
         assert all(event["taskId"] == task_id for event in events), text
         _check_finals(events, text)
         last = events[-1]
-        if text == ANSWER:
+        if text in ANSWERS:
             assert _shown(events) == [
                 ("task", "submitted"),
                 ("status-update", "working"),
                 ("artifact-update", None),
                 ("status-update", "completed"),
-            ]
-            assert events[2]["artifact"] == {"name": "answer", "texts": ["4 pallets in stock"]}
-            assert (last["outcome"], last["statusText"]) == ("ANSWERED", "4 pallets in stock")
+            ], text
+            assert events[2]["artifact"] == {"name": "answer", "texts": [ANSWERS[text]]}, text
+            assert (last["outcome"], last["statusText"]) == ("ANSWERED", ANSWERS[text]), text
         else:
             assert _shown(events) == [
                 ("task", "submitted"),
@@ -316,14 +322,14 @@ def check_streams(result: Result, stub: StubWebhook) -> None:
         if built is not None:
             assert (built["id"], built["state"]) == (task_id, last["state"]), text
             assert built["statusText"] == last["statusText"], text
-            expected = [events[2]["artifact"]] if text == ANSWER else []
+            expected = [events[2]["artifact"]] if text in ANSWERS else []
             assert built["artifacts"] == expected, text
     assert (
         "needs approval"
         in result["streamed"]["escalate:needs approval"]["events"][-1]["statusText"]
     )
 
-    assert len(stub.received) == len(OUTCOME_TEXTS)
+    assert len(stub.received) == len(STREAMED_TEXTS)
     assert {r.headers.get("x-subject-token") for r in stub.received} == {TOKEN}
 
 

@@ -76,11 +76,11 @@ async def test_cancel(
 async def test_every_outcome_streamed(
     client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
 ) -> None:
-    result = await _drive(client_dir, adapter, mode, "stream", *matrix.OUTCOME_TEXTS)
+    result = await _drive(client_dir, adapter, mode, "stream", *matrix.STREAMED_TEXTS)
     matrix.note_runtime(request, result)
     matrix.check_streams(result, stub)
     streaming_send, _ = STREAM_METHODS[result["protocolVersion"]]
-    assert (await matrix.methods_called(adapter))[streaming_send] == len(matrix.OUTCOME_TEXTS)
+    assert (await matrix.methods_called(adapter))[streaming_send] == len(matrix.STREAMED_TEXTS)
     await matrix.check_streams_closed(adapter)
 
 

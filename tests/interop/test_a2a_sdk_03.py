@@ -65,11 +65,11 @@ async def test_cancel(
 async def test_every_outcome_streamed(
     python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
 ) -> None:
-    result = await _drive(python, adapter, "stream", *matrix.OUTCOME_TEXTS)
+    result = await _drive(python, adapter, "stream", *matrix.STREAMED_TEXTS)
     matrix.note_runtime(request, result)
     matrix.check_streams(result, stub)
     called = await matrix.methods_called(adapter)
-    assert (called["message/stream"], called["message/send"]) == (len(matrix.OUTCOME_TEXTS), 0)
+    assert (called["message/stream"], called["message/send"]) == (len(matrix.STREAMED_TEXTS), 0)
     await matrix.check_streams_closed(adapter)
 
 
