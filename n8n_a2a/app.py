@@ -131,7 +131,7 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
             if isinstance(operation, SubscribeToTask) or (
                 isinstance(operation, SendMessage) and operation.streaming
             ):
-                return stream(call.id, codec, operation, caller, method)
+                return await stream(call.id, codec, operation, caller, method)
             result = await _perform(codec, operation, caller)
         except A2AError as error:
             return refuse(call.id, codec, error, method)
@@ -151,7 +151,7 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
             response.headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
         return response
 
-    def stream(
+    async def stream(
         request_id: jsonrpc.RequestId,
         codec: Codec,
         operation: SendMessage | SubscribeToTask,
@@ -160,9 +160,16 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
     ) -> Response:
         """Server-Sent Events: the task, then each of its events, until the final one.
 
-        What goes wrong once the stream is asked for (an unknown or finished task, a full
-        server, a reader too slow) is the stream's one error event, so that every client
-        reads the A2A error code where it reads events."""
+        A v1.0 caller refused at once (an unknown or finished task, a full server) gets a
+        plain JSON-RPC error, as the official v1.0 servers answer and every v1.0 client
+        reads with its type. A v0.3 caller gets the stream's one error event: a2a-sdk 0.3
+        loses the code of anything but an event. What goes wrong later (a reader too slow,
+        a race with the check) is the stream's last event in both versions."""
+        if codec is V1:
+            try:
+                await executor.check_stream(operation)
+            except A2AError as error:
+                return refuse(request_id, codec, error, method)
 
         def result(item: Task | TaskEvent) -> bytes:
             return sse.event(jsonrpc.result_response(request_id, codec.encode_stream_event(item)))

@@ -90,13 +90,15 @@ async def test_resubscribe(
 ) -> None:
     result = await _drive(client_dir, adapter, mode, "subscribe", matrix.HOLD)
     matrix.note_runtime(request, result)
-    # The SDK raises an error that arrives in an SSE event as a plain Error, its typed
-    # error as the `cause` (the JSON-RPC transports' _processSseEventData, both versions).
+    # A v1.0 refusal is a plain JSON-RPC error, which the SDK raises typed. A v0.3 one is
+    # the stream's one event, which it raises as a plain Error with the typed error as
+    # its `cause` (the JSON-RPC transports' _processSseEventData).
+    wrapped = "" if result["protocolVersion"] == "1.0" else "Error caused by "
     await matrix.check_subscription(
         result,
         stub,
-        not_found_type="Error caused by TaskNotFoundError",
-        unsupported_type="Error caused by UnsupportedOperationError",
+        not_found_type=f"{wrapped}TaskNotFoundError",
+        unsupported_type=f"{wrapped}UnsupportedOperationError",
     )
     _, subscribe = STREAM_METHODS[result["protocolVersion"]]
     assert (await matrix.methods_called(adapter))[subscribe] == 3
