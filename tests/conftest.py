@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
@@ -12,6 +13,9 @@ import trio
 from n8n_a2a.config import Settings
 from n8n_a2a.server import serve
 from tests.stub_webhook import StubWebhook, start_stub_webhook
+
+if TYPE_CHECKING:
+    from tests.postgres_server import PostgresServer
 
 
 def make_settings(webhook_url: str = "http://127.0.0.1:9/webhook", **overrides: Any) -> Settings:
@@ -69,4 +73,34 @@ async def start_adapter(nursery: trio.Nursery) -> AsyncIterator[AdapterFactory]:
 @pytest.fixture
 async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
     url: str = await start_adapter(stub.url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL for the session. Where none can be started the tests that need it
+    skip, saying why; in CI (CI set) they fail instead."""
+    from tests.postgres_server import CannotStart, PostgresServer
+
+    try:
+        server = PostgresServer()
+        server.start()
+    except CannotStart as error:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"PostgreSQL cannot be started here: {error}")
+    yield server
+    server.remove()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    """A fresh database on the session's PostgreSQL, its schema in place."""
+    import psycopg
+
+    from n8n_a2a.store.schema import migrate
+
+    url = postgres.create_database()
+    with psycopg.connect(url, autocommit=True) as connection:
+        migrate(connection)
     return url

@@ -15,7 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..protocol.model import Artifact, ListTasks, Message, Task, TaskEvent, TaskPage, TaskState
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    ListTasks,
+    Message,
+    StatusUpdate,
+    Task,
+    TaskEvent,
+    TaskPage,
+    TaskState,
+    TaskStatus,
+)
 
 Listener = Callable[[TaskEvent], None]
 
@@ -38,6 +50,31 @@ class Moved:
 
     task: Task
     events: tuple[TaskEvent, ...]
+
+
+def change_events(
+    task_id: str, context_id: str, version: int, change: Change
+) -> tuple[TaskEvent, ...]:
+    """The events a change makes of a task at `version`, numbered on from it: the artifact
+    first, then the status. Every store numbers them so."""
+    events: list[TaskEvent] = []
+    if change.artifact is not None:
+        version += 1
+        events.append(ArtifactUpdate(task_id, context_id, change.artifact, version))
+    status = TaskStatus(change.state, change.timestamp, change.message)
+    events.append(StatusUpdate(task_id, context_id, status, version + 1, change.metadata or None))
+    return tuple(events)
+
+
+class StoreUnavailable(A2AError):
+    """The store cannot be reached (its database is down, or not ready yet): the caller is
+    told to retry, and nothing was half-written."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            ErrorCode.SERVER_BUSY, f"The task store is unavailable ({reason}); retry later"
+        )
+        self.reason = reason
 
 
 class TaskStore(Protocol):
@@ -65,13 +102,17 @@ class TaskEvents(Protocol):
     """Publishes each task event to the listeners of its task, in the order published.
 
     Listeners are called synchronously, in the publisher's step: they must not block
-    (set an event, put into a bounded buffer, cancel a scope) and must not raise.
+    (set an event, put into a bounded buffer, cancel a scope) and must not raise. With
+    several processes on one store, a task's listeners hear its events wherever they were
+    made; `subscribe_all` hears those published in its own process only, so that each
+    event reaches exactly one process's (a delivery that must happen once).
     """
 
     def publish(self, event: TaskEvent) -> None: ...
 
     def subscribe(self, task_id: str, listener: Listener) -> AbstractContextManager[None]:
-        """Hear every event of one task from now on, until the context exits."""
+        """Hear every event of one task from now on, from any process, until the context
+        exits."""
 
     def subscribe_all(self, listener: Listener) -> AbstractContextManager[None]:
-        """Hear every event of every task from now on, until the context exits."""
+        """Hear every event this process publishes from now on, until the context exits."""

@@ -8,8 +8,6 @@ and a compare-and-set here is simply a comparison.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,16 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 from ..lifecycle import check_move
 from ..protocol.errors import A2AError, ErrorCode
-from ..protocol.model import (
-    ArtifactUpdate,
-    ListTasks,
-    StatusUpdate,
-    Task,
-    TaskEvent,
-    TaskPage,
-    TaskStatus,
-)
-from . import Change, Listener, Moved
+from ..protocol.model import ListTasks, Task, TaskEvent, TaskPage, TaskStatus
+from . import Change, Listener, Moved, change_events
+from .pages import decode_cursor, encode_cursor, list_order
 
 logger = logging.getLogger(__name__)
 
@@ -69,30 +60,21 @@ class MemoryTaskStore:
         if task.version != version:
             return None
         check_move(task_id, task.status.state, change.state)
-        sequence = task.version
-        events: list[TaskEvent] = []
-        artifacts = task.artifacts
-        if change.artifact is not None:
-            artifacts += (change.artifact,)
-            sequence += 1
-            events.append(ArtifactUpdate(task.id, task.context_id, change.artifact, sequence))
+        events = change_events(task.id, task.context_id, task.version, change)
+        artifacts = task.artifacts + ((change.artifact,) if change.artifact is not None else ())
         status = TaskStatus(change.state, change.timestamp, change.message)
-        sequence += 1
-        events.append(
-            StatusUpdate(task.id, task.context_id, status, sequence, change.metadata or None)
-        )
         moved = replace(
             task,
             status=status,
             history=task.history + ((change.message,) if change.message is not None else ()),
             artifacts=artifacts,
             metadata={**task.metadata, **change.metadata} if change.metadata else task.metadata,
-            version=sequence,
+            version=events[-1].sequence,
         )
         self._tasks[task_id] = moved
         if change.state.is_terminal:
             self._finished[task_id] = None
-        return Moved(moved, tuple(events))
+        return Moved(moved, events)
 
     async def list(self, query: ListTasks) -> TaskPage:
         """A page of tasks, the most recently updated first (ties broken by id)."""
@@ -106,11 +88,11 @@ class MemoryTaskStore:
                 or task.status.timestamp >= query.status_timestamp_after
             )
         ]
-        found.sort(key=_list_order, reverse=True)
+        found.sort(key=list_order, reverse=True)
         start = 0
         if query.page_token:
-            after = _decode_cursor(query.page_token)
-            start = next((i for i, t in enumerate(found) if _list_order(t) < after), len(found))
+            after = decode_cursor(query.page_token)
+            start = next((i for i, t in enumerate(found) if list_order(t) < after), len(found))
         page = found[start : start + query.page_size]
         more = start + query.page_size < len(found)
         shown = tuple(
@@ -122,7 +104,7 @@ class MemoryTaskStore:
         )
         return TaskPage(
             tasks=shown,
-            next_page_token=_encode_cursor(page[-1]) if more else "",
+            next_page_token=encode_cursor(page[-1]) if more else "",
             page_size=query.page_size,
             total_size=len(found),
         )
@@ -189,24 +171,3 @@ class MemoryTaskEvents:
             yield
         finally:
             self._everything.remove(listener)
-
-
-def _list_order(task: Task) -> tuple[datetime, str]:
-    return task.status.timestamp, task.id
-
-
-def _encode_cursor(task: Task) -> str:
-    """An opaque page token: where the page ended, so it survives evictions."""
-    position = f"{task.status.timestamp.isoformat()}|{task.id}"
-    return base64.urlsafe_b64encode(position.encode()).decode()
-
-
-def _decode_cursor(token: str) -> tuple[datetime, str]:
-    try:
-        moment, _, task_id = base64.urlsafe_b64decode(token.encode()).decode().partition("|")
-        position = datetime.fromisoformat(moment), task_id
-    except (binascii.Error, UnicodeError, ValueError):
-        position = None
-    if position is None or position[0].tzinfo is None:
-        raise A2AError.invalid_params("params.pageToken is not a token this agent gave")
-    return position

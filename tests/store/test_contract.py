@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -39,10 +40,22 @@ class Ticking:
 StoreFactory = Callable[..., TaskStore]
 
 
-@pytest.fixture(params=[MemoryTaskStore], ids=["memory"])
-def make_store(request: pytest.FixtureRequest) -> StoreFactory:
-    factory: StoreFactory = request.param
-    return factory
+@pytest.fixture(params=["memory", "postgres"])
+async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
+    if request.param == "memory":
+        yield MemoryTaskStore
+        return
+    from n8n_a2a.store.postgres import Pool, PostgresTaskStore
+
+    pool = Pool(request.getfixturevalue("postgres_url"))
+    await pool.prepare()
+
+    def make(**options: Any) -> TaskStore:
+        options.pop("max_tasks", None)  # bounded by time to live only: see below
+        return PostgresTaskStore(pool, **options)
+
+    yield make
+    await pool.close()
 
 
 _serial = iter(range(1_000_000))
@@ -141,9 +154,13 @@ async def test_finished_tasks_leave_after_their_time_to_live(make_store: StoreFa
     assert (await store.get(fresh)).status.state is TaskState.COMPLETED
 
 
-async def test_a_full_store_evicts_the_oldest_finished_first(make_store: StoreFactory) -> None:
+# Bounded by count as well: the in-memory store only. PostgreSQL keeps what the time to
+# live leaves, on disk, shared by the replicas.
+
+
+async def test_a_full_memory_store_evicts_the_oldest_finished_first() -> None:
     clock = Ticking()
-    store = make_store(max_tasks=3, clock=clock)
+    store = MemoryTaskStore(max_tasks=3, clock=clock)
     running = new_task(clock)
     await store.create(running)
     first, second = await finished(store, clock), await finished(store, clock)
@@ -154,9 +171,9 @@ async def test_a_full_store_evicts_the_oldest_finished_first(make_store: StoreFa
         await store.get(first)
 
 
-async def test_a_store_full_of_unfinished_tasks_refuses(make_store: StoreFactory) -> None:
+async def test_a_memory_store_full_of_unfinished_tasks_refuses() -> None:
     clock = Ticking()
-    store = make_store(max_tasks=2, clock=clock)
+    store = MemoryTaskStore(max_tasks=2, clock=clock)
     await store.create(new_task(clock))
     await store.create(new_task(clock))
     with pytest.raises(A2AError) as raised:
@@ -182,17 +199,21 @@ async def test_list_filters_and_pages_newest_first(make_store: StoreFactory) -> 
     assert [(t.id, t.history) for t in waiting.tasks] == [(other.id, ())]
 
 
-async def test_list_pages_survive_an_eviction_between_pages(make_store: StoreFactory) -> None:
+async def test_list_pages_survive_an_expiry_between_pages(make_store: StoreFactory) -> None:
     clock = Ticking()
-    store = make_store(max_tasks=10, clock=clock)
-    ids = [await finished(store, clock) for _ in range(5)]
+    store = make_store(ttl_seconds=450, clock=clock)
+    ids = []
+    for _ in range(5):  # one every 100 s
+        ids.append(await finished(store, clock))
+        clock.now += timedelta(seconds=100)
     page = await store.list(ListTasks(page_size=2))
     assert [t.id for t in page.tasks] == ids[:2:-1]
     assert page.total_size == 5
-    for _ in range(6):  # evicts the two oldest
-        await finished(store, clock)
+    clock.now += timedelta(seconds=80)
+    await store.expire()  # the two oldest, more than 450 s ago now
     rest = await store.list(ListTasks(page_size=10, page_token=page.next_page_token))
-    assert [t.id for t in rest.tasks][:1] == [ids[2]]
+    assert [t.id for t in rest.tasks] == [ids[2]]
+    assert rest.total_size == 3
 
 
 @pytest.mark.parametrize("token", ["not base64!", "bm9waXBl", "MjAyMC0wMS0wMXx4"])

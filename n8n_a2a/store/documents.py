@@ -1,0 +1,119 @@
+"""Tasks' parts as JSON documents for a database, and back: pure, no I/O.
+
+The shape is the store's own, not a protocol version's: a stored task reads back equal to
+the one written, whichever version the caller speaks. Optional fields are left out when
+absent, so that None and an empty value stay apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    JSONObject,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    TaskEvent,
+    TaskState,
+    TaskStatus,
+)
+
+
+def part_doc(part: Part) -> JSONObject:
+    doc: JSONObject = {"text": part.text}
+    if part.metadata is not None:
+        doc["metadata"] = part.metadata
+    return doc
+
+
+def part_of(doc: JSONObject) -> Part:
+    return Part(doc["text"], doc.get("metadata"))
+
+
+def message_doc(message: Message) -> JSONObject:
+    doc: JSONObject = {
+        "messageId": message.message_id,
+        "role": message.role.value,
+        "parts": [part_doc(p) for p in message.parts],
+    }
+    for key, value in (
+        ("taskId", message.task_id),
+        ("contextId", message.context_id),
+        ("metadata", message.metadata),
+    ):
+        if value is not None:
+            doc[key] = value
+    return doc
+
+
+def message_of(doc: JSONObject) -> Message:
+    return Message(
+        message_id=doc["messageId"],
+        role=Role(doc["role"]),
+        parts=tuple(part_of(p) for p in doc["parts"]),
+        task_id=doc.get("taskId"),
+        context_id=doc.get("contextId"),
+        metadata=doc.get("metadata"),
+    )
+
+
+def artifact_doc(artifact: Artifact) -> JSONObject:
+    return {
+        "artifactId": artifact.artifact_id,
+        "name": artifact.name,
+        "parts": [part_doc(p) for p in artifact.parts],
+    }
+
+
+def artifact_of(doc: JSONObject) -> Artifact:
+    return Artifact(doc["artifactId"], doc["name"], tuple(part_of(p) for p in doc["parts"]))
+
+
+def status_doc(status: TaskStatus) -> JSONObject:
+    doc: JSONObject = {"state": status.state.value, "timestamp": status.timestamp.isoformat()}
+    if status.message is not None:
+        doc["message"] = message_doc(status.message)
+    return doc
+
+
+def status_of(doc: JSONObject) -> TaskStatus:
+    message = doc.get("message")
+    return TaskStatus(
+        TaskState(doc["state"]),
+        datetime.fromisoformat(doc["timestamp"]),
+        None if message is None else message_of(message),
+    )
+
+
+def event_doc(event: TaskEvent) -> JSONObject:
+    """An event without its task's ids and number, which the row around it holds."""
+    if isinstance(event, ArtifactUpdate):
+        return {
+            "artifact": artifact_doc(event.artifact),
+            "append": event.append,
+            "lastChunk": event.last_chunk,
+        }
+    doc: JSONObject = {"status": status_doc(event.status)}
+    if event.metadata is not None:
+        doc["metadata"] = event.metadata
+    return doc
+
+
+def event_of(task_id: str, context_id: str, sequence: int, doc: dict[str, Any]) -> TaskEvent:
+    if "artifact" in doc:
+        return ArtifactUpdate(
+            task_id,
+            context_id,
+            artifact_of(doc["artifact"]),
+            sequence,
+            doc["append"],
+            doc["lastChunk"],
+        )
+    return StatusUpdate(
+        task_id, context_id, status_of(doc["status"]), sequence, doc.get("metadata")
+    )
