@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
@@ -58,7 +58,12 @@ class _CachedCard:
         return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
 
 
-def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> QuartTrio:
+def create_app(
+    settings: Settings,
+    executor: Executor,
+    metrics: Metrics,
+    store_problem: Callable[[], str | None] = lambda: None,
+) -> QuartTrio:
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # The card only changes with a restart: its Last-Modified is the start time.
@@ -227,12 +232,10 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
 
     @app.get("/readyz")
     async def readyz() -> Response:
-        """Readiness: accepting sends and, when asked for, the webhook's host takes a TCP
-        connection (the workflow itself is never called)."""
-        problem = None
-        if not executor.accepting:
-            problem = "shutting down"
-        elif settings.ready_check_webhook:
+        """Readiness: accepting sends, the task store ready and, when asked for, the
+        webhook's host takes a TCP connection (the workflow itself is never called)."""
+        problem = "shutting down" if not executor.accepting else store_problem()
+        if problem is None and settings.ready_check_webhook:
             problem = await _webhook_host_problem(settings.webhook_url)
         if problem is not None:
             document = {"status": "not ready", "reason": problem}

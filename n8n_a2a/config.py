@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import ssl
@@ -54,6 +55,8 @@ class Settings:
     ready_check_webhook: bool = False
     log_level: str = "INFO"
     log_format: str = "auto"
+    store_url: str | None = None
+    lease_seconds: float = 15.0
 
     @property
     def rpc_path(self) -> str:
@@ -91,6 +94,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
+        store_url=_store_url(environ),
+        lease_seconds=_optional(environ, "ADAPTER_LEASE_SECONDS", 15.0, _lease),
     )
     # Every running or waiting task must fit in the table, or a send could find no
     # room that evicting finished tasks can make.
@@ -158,6 +163,32 @@ def _ca_bundle(environ: Mapping[str, str]) -> str | None:
             "ADAPTER_CA_BUNDLE", f"is not a readable PEM CA file: {path} ({error})"
         ) from None
     return path
+
+
+def _store_url(environ: Mapping[str, str]) -> str | None:
+    """A PostgreSQL URL, or None for the in-memory store. Never quoted back: it may hold
+    a password."""
+    value = environ.get("ADAPTER_STORE_URL", "").strip()
+    if not value:
+        return None
+    scheme = value.partition("://")[0].lower() if "://" in value else ""
+    if scheme not in ("postgresql", "postgres"):
+        raise ConfigError(
+            "ADAPTER_STORE_URL", "must be a postgresql:// URL (postgresql://user@host/database)"
+        )
+    if importlib.util.find_spec("psycopg") is None:
+        raise ConfigError(
+            "ADAPTER_STORE_URL",
+            "needs the PostgreSQL driver: pip install 'n8n-a2a[postgres]'",
+        )
+    return value
+
+
+def _lease(raw: str) -> float:
+    value = _seconds(raw)
+    if value < 1:
+        raise ValueError("must be a number of seconds, at least 1")
+    return value
 
 
 def _host(raw: str) -> str:

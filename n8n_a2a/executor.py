@@ -5,8 +5,13 @@ reaches its terminal state and is there to get. Every change of a task goes thro
 `_move`: the lifecycle decides whether it may happen, the store records it
 compare-and-set, and the events carry it to whoever listens. A cut (CancelTask,
 shutdown) is such a change too: the call whose task ends that way hears it through the
-events and closes its connection, wherever the cut was made. A capacity limiter bounds
-the calls in flight; sends past it wait in order.
+events and closes its connection, wherever the cut was made (another replica, with a
+shared store). A capacity limiter bounds the calls in flight; sends past it wait in order.
+
+A store may be out of reach for a while (a database restarting): then a send or a get
+is refused with its StoreUnavailable, a verdict is recorded once the store is back (for
+up to `store_patience` seconds), and whatever could not be recorded is left to the
+store's leases, which make another replica end the task LOST.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
@@ -40,7 +45,7 @@ from .protocol.model import (
     TaskState,
     TaskStatus,
 )
-from .store import Change, TaskEvents, TaskStore
+from .store import Change, StoreUnavailable, TaskEvents, TaskStore
 from .store.memory import utc_now
 from .streams import DEFAULT_BUFFER, TaskStream
 from .webhook import Caller, WebhookRequest
@@ -52,6 +57,11 @@ CUT_BY_SHUTDOWN = Verdict(
     Outcome.SHUTDOWN,
     "The adapter shut down before the workflow answered; the workflow may still have run. "
     "Send the message again.",
+)
+LOST = Verdict(
+    Outcome.LOST,
+    "The adapter replica running this task stopped before the workflow answered; the "
+    "workflow may or may not have run. Send the message again if it should run.",
 )
 ADAPTER_FAILED = Verdict(
     Outcome.ADAPTER_ERROR, "The adapter failed while calling the workflow; see its log."
@@ -81,6 +91,7 @@ class _Call:
     holds_slot: bool
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     ended: trio.Event = field(default_factory=trio.Event)
+    hearing: ExitStack = field(default_factory=ExitStack)  # its task's events, to cut it
     webhook_status: int | None = None
     seconds: float | None = None
 
@@ -101,6 +112,7 @@ class Executor:
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
         stream_buffer: int = DEFAULT_BUFFER,
+        store_patience: float = 15.0,
     ) -> None:
         self._nursery = nursery
         self._store = store
@@ -114,8 +126,8 @@ class Executor:
         self._accepting = True
         self._metrics = metrics or Metrics()
         self._clock = clock
-        self._drained = trio.Event()
         self._stream_buffer = stream_buffer
+        self._store_patience = store_patience
 
     @property
     def accepting(self) -> bool:
@@ -132,14 +144,10 @@ class Executor:
         """Sends waiting for a free slot."""
         return self._queued
 
-    async def listen(
-        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
-        """Hear the tasks that end elsewhere (a cancel, from any request or process) and cut
-        their calls, until the drain at shutdown is over. Start it before the first send."""
-        with self._events.subscribe_all(self._cut_if_ended):
-            task_status.started()
-            await self._drained.wait()
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The tasks whose calls run (or wait for a slot) here."""
+        return tuple(self._calls)
 
     async def get(self, task_id: str, history_length: int | None = None) -> Task:
         return (await self._store.get(task_id)).with_history_length(history_length)
@@ -150,11 +158,13 @@ class Executor:
     async def send(self, operation: SendMessage, caller: Caller) -> Task:
         """Submit a task for the message; a blocking send waits until it is terminal."""
         self._admit()
-        task = await self._new_task(operation.message)
-        if not operation.blocking:
-            return (await self._start(task, operation, caller)).with_history_length(
-                operation.history_length
-            )
+        # A caller that hangs up must not leave a task made and never started.
+        with trio.CancelScope(shield=True):
+            task = await self._new_task(operation.message)
+            if not operation.blocking:
+                return (await self._start(task, operation, caller)).with_history_length(
+                    operation.history_length
+                )
         ended = trio.Event()
 
         def hear(event: TaskEvent) -> None:
@@ -162,7 +172,8 @@ class Executor:
                 ended.set()
 
         with self._events.subscribe(task.id, hear):
-            await self._start(task, operation, caller)
+            with trio.CancelScope(shield=True):
+                await self._start(task, operation, caller)
             await ended.wait()
         return await self.get(task.id, operation.history_length)
 
@@ -180,10 +191,12 @@ class Executor:
                 yield stream
             return
         self._admit()
-        task = await self._new_task(operation.message)
+        with trio.CancelScope(shield=True):
+            task = await self._new_task(operation.message)
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
-            await self._start(task, operation, caller)
+            with trio.CancelScope(shield=True):
+                await self._start(task, operation, caller)
             yield stream
 
     async def check_stream(self, operation: SendMessage | SubscribeToTask) -> None:
@@ -227,11 +240,17 @@ class Executor:
             await self._all_ended()
         cut = 0
         for task_id in list(self._calls):
-            if await self._end(task_id, CUT_BY_SHUTDOWN) is not None:
+            try:
+                if await self._end(task_id, CUT_BY_SHUTDOWN) is None:
+                    continue
                 logger.warning("shutdown cut the webhook call of task %s", task_id)
-                cut += 1
+            except StoreUnavailable:
+                # Cut it all the same: its lease runs out, another replica ends it LOST.
+                logger.warning("shutdown cut the webhook call of task %s unrecorded", task_id)
+                if (call := self._calls.get(task_id)) is not None:
+                    call.scope.cancel()
+            cut += 1
         await self._all_ended()
-        self._drained.set()
         return Drained(finished=under_way - cut, cut=cut)
 
     def _admit(self) -> None:
@@ -291,10 +310,19 @@ class Executor:
             holds_slot=self._slots.available_tokens > 0,
         )
         self._calls[task.id] = call
+        # From now on a cut of the task, made anywhere, reaches the call.
+        call.hearing.enter_context(self._events.subscribe(task.id, self._cut_if_ended))
         if call.holds_slot:
             # Take the slot now, so a non-blocking send already answers `working`.
             self._slots.acquire_on_behalf_of_nowait(call)
-            task = await self._move(task.id, Change(TaskState.WORKING, self._clock())) or task
+            try:
+                working = Change(TaskState.WORKING, self._clock())
+                task = await self._move(task.id, working, task) or task
+            except BaseException:
+                # The store failed: no call starts, the task's lease will end it.
+                self._slots.release_on_behalf_of(call)
+                self._forget(call)
+                raise
         else:
             self._queued += 1
         self._nursery.start_soon(self._run, call, name=f"webhook call of task {task.id}")
@@ -320,7 +348,7 @@ class Executor:
                 finally:
                     self._slots.release_on_behalf_of(call)
             if verdict is not None:
-                await self._end(task_id, verdict)
+                await self._record(task_id, verdict)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
             logger.exception("the call of task %s failed", task_id)
@@ -329,9 +357,48 @@ class Executor:
             except Exception:
                 logger.exception("task %s could not be ended", task_id)
         finally:
-            del self._calls[task_id]
-            call.ended.set()
-            self._report(await self._store.get(task_id), call)
+            self._forget(call)
+            try:
+                self._report(await self._store.get(task_id), call)
+            except StoreUnavailable:
+                logger.warning("task %s: its end could not be read back", task_id)
+
+    def _forget(self, call: _Call) -> None:
+        del self._calls[call.request.task_id]
+        call.hearing.close()
+        call.ended.set()
+
+    async def _record(self, task_id: str, verdict: Verdict) -> None:
+        """End the task with its call's verdict, waiting for the store while it is
+        unavailable, for `store_patience` seconds at most."""
+        deadline = trio.current_time() + self._store_patience
+        pause = 0.1
+        while True:
+            try:
+                await self._end(task_id, verdict)
+                return
+            except StoreUnavailable:
+                if trio.current_time() + pause > deadline:
+                    raise
+            await trio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+    async def lose(self, task_id: str) -> bool:
+        """End, failed with outcome LOST, a task whose replica stopped renewing its lease
+        (it died, or lost the store); False if it had ended already."""
+        task = await self._end(task_id, LOST)
+        if task is None:
+            return False
+        self._metrics.task_finished(Outcome.LOST)
+        fields = {
+            "event": "task",
+            "task_id": task.id,
+            "context_id": task.context_id,
+            "outcome": Outcome.LOST.value,
+            "state": task.status.state.value,
+        }
+        logger.warning("task %s lost with its replica", task.id, extra={"fields": fields})
+        return True
 
     async def _call_workflow(self, call: _Call) -> Verdict:
         started = trio.current_time()

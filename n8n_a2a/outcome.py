@@ -36,6 +36,7 @@ class Outcome(enum.Enum):
     ADAPTER_ERROR = "ADAPTER_ERROR"
     CANCELED = "CANCELED"
     SHUTDOWN = "SHUTDOWN"
+    LOST = "LOST"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -15,8 +16,10 @@ from . import __version__
 from .app import create_app
 from .config import Settings
 from .executor import Drained, Executor
+from .leases import Leases, keep_leases
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
+from .store import TaskEvents, TaskStore
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
 
@@ -59,6 +62,30 @@ def listen(config: Config, settings: Settings) -> Sockets:
     return sockets
 
 
+@asynccontextmanager
+async def _task_store(
+    settings: Settings,
+) -> AsyncIterator[tuple[TaskStore, TaskEvents, Leases | None, Callable[[], str | None]]]:
+    """The store, its events, its leases (shared stores only) and why it is not ready
+    (None: it is)."""
+    if settings.store_url is None:
+        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
+        yield store, MemoryTaskEvents(), None, lambda: None
+        return
+    # The postgres extra: imported only when a store URL is set.
+    from .store.postgres import open_postgres
+
+    async with open_postgres(
+        settings.store_url, lease_seconds=settings.lease_seconds, ttl_seconds=settings.task_ttl
+    ) as (shared, events):
+
+        def problem() -> str | None:
+            reason = shared.pool.problem
+            return None if reason is None else f"the task store is not ready: {reason}"
+
+        yield shared, events, shared, problem
+
+
 async def serve(
     settings: Settings,
     *,
@@ -83,20 +110,26 @@ async def serve(
     stopping = trio.Event()
     reason = "the server stopped"
     drained = Drained(finished=0, cut=0)
-    async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
-        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
+    async with (
+        WebhookClient(settings) as webhook,
+        _task_store(settings) as (store, events, leases, store_problem),
+        trio.open_nursery() as calls,
+    ):
         metrics = Metrics()
         executor = Executor(
             calls,
             store,
-            MemoryTaskEvents(),
+            events,
             webhook,
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
             metrics=metrics,
+            store_patience=settings.lease_seconds,
         )
-        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
+        in_memory = store if isinstance(store, MemoryTaskStore) else ()
+        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
+        housekeeping = trio.CancelScope()
 
         async def stop_when_told() -> None:
             nonlocal reason
@@ -108,8 +141,17 @@ async def serve(
             nonlocal drained
             await stopping.wait()
             drained = await executor.drain(settings.shutdown_grace)
+            housekeeping.cancel()
 
-        app = wrap_app(create_app(settings, executor, metrics), config.wsgi_max_body_size, None)
+        async def keep(leases: Leases) -> None:
+            with housekeeping:
+                await keep_leases(leases, executor, settings.lease_seconds)
+
+        app = wrap_app(
+            create_app(settings, executor, metrics, store_problem),
+            config.wsgi_max_body_size,
+            None,
+        )
 
         async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:
             # Hypercorn stops listening and waits for the requests under way while the
@@ -124,7 +166,8 @@ async def serve(
             )
             stopping.set()  # also when hypercorn stopped on its own
 
-        await calls.start(executor.listen)
+        if leases is not None:
+            calls.start_soon(keep, leases)
         calls.start_soon(drain_when_stopping)
         listening = await calls.start(run_hypercorn)
         # The message is short: text logs append the fields, JSON logs carry them.

@@ -112,7 +112,6 @@ async def executor_for(
             max_concurrent_calls=max_concurrent_calls,
             stream_buffer=stream_buffer,
         )
-        await nursery.start(executor.listen)
         yield executor
         nursery.cancel_scope.cancel()
 
