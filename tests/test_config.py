@@ -54,6 +54,10 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_READY_CHECK_WEBHOOK", "2", "true or false"),
         ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
         ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
+        ("ADAPTER_STORE_URL", "mysql://db/tasks", "postgresql:// URL"),
+        ("ADAPTER_STORE_URL", "db.internal:5432", "postgresql:// URL"),
+        ("ADAPTER_LEASE_SECONDS", "0.5", "at least 1"),
+        ("ADAPTER_LEASE_SECONDS", "soon", "number of seconds"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:
@@ -66,6 +70,16 @@ def test_a_bad_value_names_its_variable(variable: str, value: str | None, proble
         load_settings(environ)
     assert raised.value.variable == variable
     assert problem in str(raised.value)
+
+
+def test_the_shared_store_is_opt_in_and_its_url_never_quoted() -> None:
+    assert load_settings(GOOD).store_url is None  # in memory
+    url = "postgresql://adapter:s3cret@db.internal:5432/tasks"
+    settings = load_settings({**GOOD, "ADAPTER_STORE_URL": url, "ADAPTER_LEASE_SECONDS": "4"})
+    assert (settings.store_url, settings.lease_seconds) == (url, 4.0)
+    with pytest.raises(ConfigError) as raised:
+        load_settings({**GOOD, "ADAPTER_STORE_URL": "mysql://adapter:s3cret@db/tasks"})
+    assert "s3cret" not in str(raised.value)
 
 
 def test_a_file_that_is_not_a_ca_is_refused(tmp_path: Any) -> None:

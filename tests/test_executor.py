@@ -31,7 +31,7 @@ from n8n_a2a.protocol.model import (
     Task,
     TaskState,
 )
-from n8n_a2a.store import Change, Moved
+from n8n_a2a.store import Change, Moved, StoreUnavailable
 from n8n_a2a.store.memory import MemoryTaskEvents, MemoryTaskStore
 from n8n_a2a.streams import SubscriberTooSlow
 from n8n_a2a.webhook import Caller, WebhookRequest
@@ -105,7 +105,7 @@ async def executor_for(
     async with trio.open_nursery() as nursery:
         executor = Executor(
             nursery,
-            store or MemoryTaskStore(),
+            store if store is not None else MemoryTaskStore(),
             MemoryTaskEvents(),
             workflow,
             "skill",
@@ -339,3 +339,95 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
         page = await executor.list(ListTasks(page_size=100))
         assert page.total_size == 60
         assert executor.in_flight == 0 and executor.queued == 0
+
+
+async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> None:
+    """Two executors on one store and its events, as two replicas: a cancel through one
+    closes the call the other runs."""
+    workflow = ScriptedWorkflow()
+    store, events = MemoryTaskStore(), MemoryTaskEvents()
+    async with trio.open_nursery() as nursery:
+        runs, other = (Executor(nursery, store, events, workflow, "skill") for _ in range(2))
+        task = await runs.send(message("hold"), Caller())
+        assert runs.running == (task.id,)
+        canceled = await other.cancel(task.id)
+        assert canceled.status.state is TaskState.CANCELED
+        await trio.testing.wait_all_tasks_blocked()
+        assert workflow.closed == ["hold"]
+        assert runs.running == ()
+
+
+async def test_a_task_whose_replica_died_ends_lost_and_its_call_is_cut() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("hold"), Caller())
+        assert await executor.lose(task.id)
+        lost = await executor.get(task.id)
+        assert lost.status.state is TaskState.FAILED
+        assert lost.metadata == {"outcome": "LOST"}
+        assert "may or may not have run" in lost.status.message.parts[0].text  # type: ignore[union-attr]
+        await trio.testing.wait_all_tasks_blocked()
+        assert workflow.closed == ["hold"]
+        assert not await executor.lose(task.id)  # once
+
+
+class FlakyStore(MemoryTaskStore):
+    """The memory store, out of reach while `down` (as a database restarting)."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise StoreUnavailable("PostgreSQL: connection refused")
+
+    async def get(self, task_id: str) -> Task:
+        self._check()
+        return await super().get(task_id)
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        self._check()
+        return await super().move(task_id, version, change)
+
+
+async def test_a_store_out_of_reach_refuses_the_send_and_holds_no_call() -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store, max_concurrent_calls=1) as executor:
+        store.down = True
+        with pytest.raises(StoreUnavailable) as refused:
+            await executor.send(message("first", blocking=True), Caller())
+        assert refused.value.code is ErrorCode.SERVER_BUSY
+        assert executor.running == () and executor.in_flight == 0
+        assert workflow.calls == []
+        store.down = False
+        done = await executor.send(message("second", blocking=True), Caller())
+        assert done.status.state is TaskState.COMPLETED
+
+
+async def test_a_verdict_is_recorded_once_the_store_is_back(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, store) as executor:
+        task = await executor.send(message("answer"), Caller())
+        store.down = True
+        workflow.release("answer")
+        await trio.sleep(5)
+        assert executor.running == (task.id,)  # its verdict waits
+        store.down = False
+        await trio.sleep(3)
+        assert executor.running == ()
+        assert (await executor.get(task.id)).status.state is TaskState.COMPLETED
+
+
+async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, store) as executor:
+        await executor.send(message("hold"), Caller())
+        store.down = True
+        with trio.fail_after(5):
+            drained = await executor.drain(0.01)
+        assert drained.cut == 1
+        assert workflow.closed == ["hold"]

@@ -1,0 +1,67 @@
+"""The lease keeper: renews what runs here, ends what a dead replica left, expires."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import trio
+
+from n8n_a2a.leases import keep_leases
+from n8n_a2a.store import StoreUnavailable
+
+
+@dataclass
+class FakeLeases:
+    lapsing: list[str] = field(default_factory=list)
+    renewed: list[tuple[str, ...]] = field(default_factory=list)
+    expiries: int = 0
+    down: bool = False
+
+    async def renew(self, task_ids: Sequence[str]) -> None:
+        if self.down:
+            raise StoreUnavailable("PostgreSQL: connection refused")
+        self.renewed.append(tuple(task_ids))
+
+    async def lapsed(self) -> tuple[str, ...]:
+        lapsed, self.lapsing = tuple(self.lapsing), []
+        return lapsed
+
+    async def expire(self) -> None:
+        self.expiries += 1
+
+
+@dataclass
+class FakeRunner:
+    running: tuple[str, ...] = ("t-1",)
+    lost: list[str] = field(default_factory=list)
+
+    async def lose(self, task_id: str) -> bool:
+        self.lost.append(task_id)
+        return True
+
+
+async def test_leases_are_renewed_lost_tasks_ended_and_expiry_paced(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    leases, runner = FakeLeases(lapsing=["t-dead"]), FakeRunner()
+    with trio.move_on_after(150):
+        await keep_leases(leases, runner, lease_seconds=15)
+    assert len(leases.renewed) == 30  # every 5 s
+    assert set(leases.renewed) == {("t-1",)}
+    assert runner.lost == ["t-dead"]
+    assert leases.expiries == 3  # at 0, 60 and 120 s
+
+
+async def test_a_store_out_of_reach_skips_a_round_and_no_more(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    leases, runner = FakeLeases(down=True), FakeRunner()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keep_leases, leases, runner, 3.0)
+        await trio.sleep(5.5)  # rounds every second
+        assert leases.renewed == []
+        leases.down = False
+        await trio.sleep(1)
+        assert leases.renewed == [("t-1",)]
+        nursery.cancel_scope.cancel()
