@@ -354,7 +354,7 @@ async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> No
         assert canceled.status.state is TaskState.CANCELED
         await trio.testing.wait_all_tasks_blocked()
         assert workflow.closed == ["hold"]
-        assert runs.running == ()
+        assert not runs.running
 
 
 async def test_a_task_whose_replica_died_ends_lost_and_its_call_is_cut() -> None:
@@ -417,7 +417,7 @@ async def test_a_verdict_is_recorded_once_the_store_is_back(
         assert executor.running == (task.id,)  # its verdict waits
         store.down = False
         await trio.sleep(3)
-        assert executor.running == ()
+        assert not executor.running
         assert (await executor.get(task.id)).status.state is TaskState.COMPLETED
 
 

@@ -47,7 +47,7 @@ def now() -> datetime:
 
 
 @pytest.fixture
-async def replicas(postgres_url: str) -> AsyncIterator[Callable[[], PostgresTaskStore]]:
+async def replicas(postgres_url: str) -> AsyncIterator[Callable[..., PostgresTaskStore]]:
     """Stores as two replicas would have them: each its own pool on one database."""
     pools: list[Pool] = []
 
@@ -83,7 +83,7 @@ def test_the_schema_migrates_once_when_replicas_start_together(postgres: Postgre
 
 
 async def test_a_move_on_one_replica_reaches_listeners_on_another(
-    replicas: Callable[[], PostgresTaskStore],
+    replicas: Callable[..., PostgresTaskStore],
 ) -> None:
     here, there = replicas(), replicas()
     heard: list[TaskEvent] = []
@@ -113,7 +113,7 @@ async def test_a_move_on_one_replica_reaches_listeners_on_another(
 
 
 async def test_events_published_here_are_not_handed_twice(
-    replicas: Callable[[], PostgresTaskStore],
+    replicas: Callable[..., PostgresTaskStore],
 ) -> None:
     store = replicas()
     events = PostgresTaskEvents(store)
@@ -136,7 +136,7 @@ async def test_events_published_here_are_not_handed_twice(
 
 
 async def test_text_postgres_cannot_hold_in_a_column_is_invalid_params(
-    replicas: Callable[[], PostgresTaskStore],
+    replicas: Callable[..., PostgresTaskStore],
 ) -> None:
     store = replicas()
     nul = new_task("a NUL \x00 in the text is kept")
@@ -148,7 +148,7 @@ async def test_text_postgres_cannot_hold_in_a_column_is_invalid_params(
 
 
 async def test_a_lease_lapses_when_its_replica_stops_renewing(
-    replicas: Callable[[], PostgresTaskStore],
+    replicas: Callable[..., PostgresTaskStore],
 ) -> None:
     dying, alive = replicas(lease_seconds=1), replicas(lease_seconds=1)
     running, kept = new_task(), new_task()
