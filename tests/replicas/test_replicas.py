@@ -1,0 +1,234 @@
+"""Any replica answers for any task; nothing is left `working` when one dies or the
+database restarts. Two real adapter processes on one PostgreSQL, in front of the stub."""
+
+from __future__ import annotations
+
+import json
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import trio
+from a2a.client import Client
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+
+from tests.postgres_server import PostgresServer
+from tests.replicas import Replica, rpc, start_replica, with_client
+from tests.stub_webhook import StubWebhook
+
+
+def request(text: str, *, blocking: bool = True) -> SendMessageRequest:
+    message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
+    return SendMessageRequest(
+        message=message, configuration=SendMessageConfiguration(return_immediately=not blocking)
+    )
+
+
+async def send(client: Client, text: str, *, blocking: bool = True) -> Task:
+    [event] = [e async for e in client.send_message(request(text, blocking=blocking))]
+    return event.task
+
+
+async def get(url: str, task_id: str) -> Task:
+    async def work(client: Client) -> Task:
+        return await client.get_task(GetTaskRequest(id=task_id))
+
+    return await with_client(url, work)
+
+
+async def send_to(url: str, text: str, *, blocking: bool = True) -> Task:
+    async def work(client: Client) -> Task:
+        return await send(client, text, blocking=blocking)
+
+    return await with_client(url, work)
+
+
+async def subscribe(url: str, task_id: str) -> list[StreamResponse]:
+    async def work(client: Client) -> list[StreamResponse]:
+        return [e async for e in client.subscribe(SubscribeToTaskRequest(id=task_id))]
+
+    return await with_client(url, work, streaming=True)
+
+
+def outcome(task: Task) -> str:
+    return str(task.metadata["outcome"]) if "outcome" in task.metadata else ""
+
+
+@pytest.fixture
+async def replicas(
+    stub: StubWebhook, postgres_url: str, tmp_path: Path
+) -> AsyncIterator[list[Replica]]:
+    """Replicas started in the test (start_replica appends here); all killed after it."""
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        if replica.process.poll() is None:
+            replica.process.kill()
+            await replica.process.wait()
+
+
+async def two(
+    replicas: list[Replica], stub: StubWebhook, url: str, tmp_path: Path, **settings: str
+) -> tuple[Replica, Replica]:
+    for _ in range(2):
+        replicas.append(await start_replica(stub.url, url, tmp_path, **settings))
+    return replicas[-2], replicas[-1]
+
+
+async def test_any_replica_answers_polls_cancels_and_streams_another_ones_task(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    a, b = await two(replicas, stub, postgres_url, tmp_path)
+
+    # A non-blocking send on A, polled on B until it ends.
+    sent = await send_to(a.url, "sleep:0.5", blocking=False)
+    assert sent.status.state == TaskState.TASK_STATE_WORKING
+    with trio.fail_after(10):
+        # A client polling GetTask, as the README tells it to.
+        while (polled := await get(b.url, sent.id)).status.state == TaskState.TASK_STATE_WORKING:  # noqa: ASYNC110
+            await trio.sleep(0.1)
+    assert polled.status.state == TaskState.TASK_STATE_COMPLETED
+    assert [p.text for p in polled.artifacts[0].parts] == ["slept"]
+
+    # A cancel on B cuts the call A runs: its connection closes within a second.
+    held = await send_to(a.url, "hold", blocking=False)
+    await stub.wait_held()
+
+    async def cancel(client: Client) -> Task:
+        return await client.cancel_task(CancelTaskRequest(id=held.id))
+
+    canceled = await with_client(b.url, cancel)
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    with trio.fail_after(1):
+        await stub.wait_released()
+    assert (await get(a.url, held.id)).status.state == TaskState.TASK_STATE_CANCELED
+
+    # A subscription on B follows a task A runs, to its end.
+    running = await send_to(a.url, "sleep:1", blocking=False)
+    with trio.fail_after(10):
+        events = await subscribe(b.url, running.id)
+    assert events[0].task.id == running.id
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert any(e.HasField("artifact_update") for e in events)
+
+    # ListTasks on either replica shows every task.
+    async def listed(client: Client) -> list[str]:
+        page = await client.list_tasks(ListTasksRequest(page_size=10))
+        return [t.id for t in page.tasks]
+
+    assert set(await with_client(b.url, listed)) == {sent.id, held.id, running.id}
+
+
+async def test_a_replica_killed_mid_call_leaves_its_task_lost_not_working(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    a, b = await two(replicas, stub, postgres_url, tmp_path, ADAPTER_LEASE_SECONDS="2")
+    held = await send_to(a.url, "hold", blocking=False)
+    await stub.wait_held()
+    streamed: list[StreamResponse] = []
+    async with trio.open_nursery() as nursery:
+
+        async def follow() -> None:
+            streamed.extend(await subscribe(b.url, held.id))
+
+        nursery.start_soon(follow)
+        await trio.sleep(0.5)
+        await a.stop(signal.SIGKILL)
+        # The lease (2 s) runs out, then B's reaper (every 2/3 s) ends the task.
+        with trio.fail_after(8):
+            while (lost := await get(b.url, held.id)).status.state != TaskState.TASK_STATE_FAILED:  # noqa: ASYNC110
+                await trio.sleep(0.2)
+    assert outcome(lost) == "LOST"
+    assert "may or may not have run" in lost.status.message.parts[0].text
+    # The stream on B heard the end.
+    assert streamed[-1].status_update.status.state == TaskState.TASK_STATE_FAILED
+
+
+async def test_replicas_restarted_find_the_finished_tasks(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    a, b = await two(replicas, stub, postgres_url, tmp_path)
+    answered = await send_to(a.url, "answer:12 pallets")
+    escalated = await send_to(b.url, "escalate:ask a person")
+    assert (await a.stop(), await b.stop()) == (0, 0)
+    c, d = await two(replicas, stub, postgres_url, tmp_path)
+    for url in (c.url, d.url):
+        assert (await get(url, answered.id)).status.state == TaskState.TASK_STATE_COMPLETED
+        assert outcome(await get(url, escalated.id)) == "ESCALATED"
+
+
+async def test_a_database_restart_mid_load_refuses_clearly_then_recovers(
+    stub: StubWebhook,
+    postgres: PostgresServer,
+    postgres_url: str,
+    replicas: list[Replica],
+    tmp_path: Path,
+) -> None:
+    a, b = await two(replicas, stub, postgres_url, tmp_path, ADAPTER_LEASE_SECONDS="5")
+    answers: list[dict[str, object]] = []
+    stop_sending = trio.Event()
+
+    async def sender(url: str) -> None:
+        while not stop_sending.is_set():
+            message = {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": "sleep:0.2"}],
+            }
+            answers.append(await rpc(url, "SendMessage", {"message": message}))
+            await trio.sleep(0.02)
+
+    async with trio.open_nursery() as nursery:
+        for index in range(8):
+            nursery.start_soon(sender, (a.url, b.url)[index % 2])
+        await trio.sleep(1.5)
+        postgres.stop()
+        await trio.sleep(1.5)
+        postgres.start()
+        await trio.sleep(2.5)
+        stop_sending.set()
+    refused = [a for a in answers if "error" in a]
+    done = [a for a in answers if "result" in a]
+    assert refused and done
+    for answer in refused:
+        error = answer["error"]
+        assert isinstance(error, dict)
+        assert error["code"] == -32000, error
+        assert "The task store is unavailable" in error["message"], error
+    # Sends answered after the database came back completed.
+    assert "result" in answers[-1]
+    # Nothing is left working or waiting: what the outage interrupted ends, by its own
+    # verdict recorded late or, past the lease, as LOST.
+    with trio.fail_after(20), psycopg.connect(postgres_url) as connection:
+        while True:
+            (unfinished,) = connection.execute(
+                "SELECT count(*) FROM a2a_tasks WHERE state IN ('submitted', 'working')"
+            ).fetchone() or (0,)
+            if unfinished == 0:
+                break
+            await trio.sleep(0.5)
+        rows = connection.execute("SELECT state, count(*) FROM a2a_tasks GROUP BY state")
+        states: dict[str, int] = dict(rows.fetchall())
+    assert set(states) <= {"completed", "failed"}
+    assert states["completed"] >= len(done)
+    # Each replica said once that the store went away, and once that it came back.
+    for replica in (a, b):
+        events = [json.loads(line).get("event") for line in replica.log.read_text().splitlines()]
+        assert events.count("store_down") == 1, replica.log.read_text()
+        assert events.count("store_up") == 1, replica.log.read_text()
