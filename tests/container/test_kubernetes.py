@@ -135,6 +135,28 @@ def test_one_replica_because_tasks_live_in_its_memory() -> None:
     assert kubernetes_object("Deployment")["spec"]["replicas"] == 1
 
 
+def test_the_replicas_variant_runs_two_on_the_shared_store_from_a_secret() -> None:
+    """container/replicas/: a kustomize overlay of the example, two replicas, the store's
+    URL (which holds a password) from a Secret."""
+    overlay = KUBERNETES.parent / "replicas"
+    [base] = load_yaml_documents((KUBERNETES.parent / "kustomization.yaml").read_text())
+    assert base["resources"] == [KUBERNETES.name]
+    [kustomization] = load_yaml_documents((overlay / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == [".."]
+    [path] = [patch["path"] for patch in kustomization["patches"]]
+    [patch] = load_yaml_documents((overlay / path).read_text())
+    deployment = kubernetes_object("Deployment")
+    assert patch["kind"] == deployment["kind"]
+    assert patch["metadata"] == {key: deployment["metadata"][key] for key in ("name", "namespace")}
+    assert patch["spec"]["replicas"] == 2
+    [container] = patch["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == adapter_container()["name"]
+    [variable] = container["env"]
+    assert variable["name"] == "ADAPTER_STORE_URL"
+    assert variable["valueFrom"]["secretKeyRef"]["key"] == "url"
+    assert "ADAPTER_STORE_URL" not in configmap_environment()
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
