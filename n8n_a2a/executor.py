@@ -331,6 +331,7 @@ class Executor:
     async def _run(self, call: _Call) -> None:
         task_id = call.request.task_id
         verdict: Verdict | None = None
+        ended: Task | None = None
         try:
             with call.scope:
                 if not call.holds_slot:
@@ -348,7 +349,7 @@ class Executor:
                 finally:
                     self._slots.release_on_behalf_of(call)
             if verdict is not None:
-                await self._record(task_id, verdict)
+                ended = await self._record(task_id, verdict)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
             logger.exception("the call of task %s failed", task_id)
@@ -359,7 +360,7 @@ class Executor:
         finally:
             self._forget(call)
             try:
-                self._report(await self._store.get(task_id), call)
+                self._report(ended or await self._store.get(task_id), call)
             except StoreUnavailable:
                 logger.warning("task %s: its end could not be read back", task_id)
 
@@ -368,15 +369,14 @@ class Executor:
         call.hearing.close()
         call.ended.set()
 
-    async def _record(self, task_id: str, verdict: Verdict) -> None:
+    async def _record(self, task_id: str, verdict: Verdict) -> Task | None:
         """End the task with its call's verdict, waiting for the store while it is
-        unavailable, for `store_patience` seconds at most."""
+        unavailable, for `store_patience` seconds at most; None if it had ended."""
         deadline = trio.current_time() + self._store_patience
         pause = 0.1
         while True:
             try:
-                await self._end(task_id, verdict)
-                return
+                return await self._end(task_id, verdict)
             except StoreUnavailable:
                 if trio.current_time() + pause > deadline:
                     raise

@@ -80,7 +80,7 @@ EXPIRY_LOCK = 0x61326165
 #: Seconds a replica stops trying after a failed connect, answering at once instead.
 _PAUSE_AFTER_FAILURE = 0.5
 #: Backoff between attempts to prepare the schema or to listen again, in seconds.
-_FIRST_RETRY, _LAST_RETRY = 0.25, 8.0
+_FIRST_RETRY, _LAST_RETRY = 0.25, 2.0
 #: Finished tasks one expiry deletes at most (the next one takes the rest).
 _EXPIRY_BATCH = 5000
 
