@@ -156,6 +156,8 @@ class Pool:
                 raise StoreUnavailable(f"PostgreSQL: {broken.reason}") from None
             self._idle.append(connection)
             self.note_up()
+            if isinstance(result, _Raised):
+                raise result.error
             return result
 
     def note_down(self, reason: str) -> None:
@@ -188,6 +190,14 @@ class Pool:
             connection.close()
 
 
+@dataclass(frozen=True, slots=True)
+class _Raised:
+    """What the work raised, on a connection that is still good (an unknown task, input
+    PostgreSQL cannot hold): carried out of the thread so the connection goes back."""
+
+    error: Exception
+
+
 class _Broken(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -202,28 +212,32 @@ def _connect(url: str) -> Connection:
 
 def _with_connection(
     url: str, connection: Connection | None, work: Callable[[Connection], T]
-) -> tuple[Connection, T]:
+) -> tuple[Connection, T | _Raised]:
     """In a worker thread: connect if need be, then do the work. A connection that broke
-    is closed, never returned to the pool."""
+    is closed, never returned to the pool; any other error goes back with it."""
+    if connection is None:
+        try:
+            connection = _connect(url)
+        except psycopg.Error as error:  # refused, unknown host or database, bad URL
+            raise _Broken(_reason(error)) from error
     try:
-        connection = connection or _connect(url)
         return connection, work(connection)
     except (psycopg.OperationalError, psycopg.InterfaceError) as error:
-        if connection is not None:
-            connection.close()
+        connection.close()
         raise _Broken(_reason(error)) from error
     except psycopg.DataError as error:
         # What PostgreSQL cannot hold (a NUL character in an id): the request's fault.
-        raise A2AError.invalid_params(
-            f"The task store cannot keep this: {_reason(error)}"
-        ) from None
+        refused = A2AError.invalid_params(f"The task store cannot keep this: {_reason(error)}")
+        return connection, _Raised(refused)
+    except Exception as error:
+        return connection, _Raised(error)
 
 
 def _listening(url: str) -> Connection:
     try:
         connection = _connect(url)
         connection.execute(f"LISTEN {CHANNEL}")
-    except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+    except psycopg.Error as error:
         raise _Broken(_reason(error)) from error
     return connection
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 import pytest
@@ -200,3 +201,22 @@ async def test_a_store_that_never_reached_its_database_says_why(postgres: Postgr
         with pytest.raises(StoreUnavailable) as raised:
             await store.get("t-1")
         assert "not ready" in raised.value.message
+
+
+async def test_a_refused_operation_keeps_its_connection(postgres_url: str) -> None:
+    pool = Pool(postgres_url, size=1)
+    await pool.prepare()
+    store = PostgresTaskStore(pool)
+
+    def backend(connection: psycopg.Connection[Any]) -> int:
+        row = connection.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        assert row is not None
+        return int(row["pid"])
+
+    first = await pool.run(backend)
+    with pytest.raises(A2AError):
+        await store.move("no-such-task", 0, Change(TaskState.WORKING, now()))
+    with pytest.raises(A2AError):
+        await store.create(new_task(context_id="c-\x00"))
+    assert await pool.run(backend) == first  # the same connection, not a new one
+    await pool.close()
