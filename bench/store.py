@@ -78,6 +78,15 @@ async def measure(url: str, pool_size: int, concurrency: int, seconds: float) ->
     )
 
 
+async def thread_hop(rounds: int = 2000) -> str:
+    """What a hop to a worker thread and back costs by itself: the price of the choice."""
+    limiter = trio.CapacityLimiter(8)
+    began = time.perf_counter()
+    for _ in range(rounds):
+        await trio.to_thread.run_sync(int, limiter=limiter)
+    return f"a thread hop alone: {(time.perf_counter() - began) / rounds * 1e6:.0f} µs"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a PostgreSQL to use (default: start one)")
@@ -86,6 +95,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--throwaway", action="store_true", help="fsync off: the CPU bound")
     arguments = parser.parse_args()
+    print(trio.run(thread_hop))
     server = None
     if arguments.url is None:
         server = PostgresServer(durable="--throwaway" not in sys.argv)

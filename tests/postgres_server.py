@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -76,9 +77,11 @@ class PostgresServer:
         self.port = _free_port()
         self._process: subprocess.Popen[bytes] | None = None
         self._user: int | None = None
+        self._group: int | None = None
         self._bin = _installation() / "bin"
         if os.geteuid() == 0:
-            self._user = pwd.getpwnam("nobody").pw_uid
+            nobody = pwd.getpwnam("nobody")
+            self._user, self._group = nobody.pw_uid, nobody.pw_gid
             if not _reachable_by_others(self._bin):
                 self._bin = _copy_for_others(self._bin.parent) / "bin"
         self.data = self.directory / "data"
@@ -87,9 +90,15 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
+    def _as_nobody(self) -> dict[str, Any]:
+        """subprocess options that drop root (user, group and supplementary groups)."""
+        if self._user is None:
+            return {}
+        return {"user": self._user, "group": self._group, "extra_groups": []}
+
     def _run(self, *command: str) -> None:
         subprocess.run(
-            command, check=True, capture_output=True, user=self._user, timeout=60, cwd="/"
+            command, check=True, capture_output=True, timeout=60, cwd="/", **self._as_nobody()
         )
 
     def start(self) -> None:
@@ -131,7 +140,7 @@ class PostgresServer:
                 ],
                 stdout=log,
                 stderr=log,
-                user=self._user,
+                **self._as_nobody(),
                 cwd="/",
             )
         self._wait(lambda: _answers(self.url()), "PostgreSQL did not start")
