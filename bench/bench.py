@@ -808,8 +808,10 @@ def collect(targets: Sequence[Target], settings: Settings) -> tuple[Stats, list[
             str(settings.slow_s),
         ]
         stub = subprocess.Popen(pinned(settings.client_core, stub_command), stdout=subprocess.PIPE)
-        postgres = _postgres() if any(target.shared_store for target in targets) else None
+        postgres = None
         try:
+            if any(target.shared_store for target in targets):
+                postgres = _postgres()
             assert stub.stdout is not None
             stub_port = int(stub.stdout.readline())
             for run in range(settings.runs):

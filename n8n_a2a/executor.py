@@ -92,6 +92,7 @@ class _Call:
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     ended: trio.Event = field(default_factory=trio.Event)
     hearing: ExitStack = field(default_factory=ExitStack)  # its task's events, to cut it
+    task: Task | None = None  # as its last move here left it: a read saved when it ends
     webhook_status: int | None = None
     seconds: float | None = None
 
@@ -318,6 +319,7 @@ class Executor:
             try:
                 working = Change(TaskState.WORKING, self._clock())
                 task = await self._move(task.id, working, task) or task
+                call.task = task
             except BaseException:
                 # The store failed: no call starts, the task's lease will end it.
                 self._slots.release_on_behalf_of(call)
@@ -341,15 +343,15 @@ class Executor:
                         self._queued -= 1
                 try:
                     # A task cut while it waited for its slot stays cut: the move loses.
-                    started = call.holds_slot or await self._move(
-                        task_id, Change(TaskState.WORKING, self._clock())
-                    )
-                    if started:
+                    if not call.holds_slot:
+                        working = Change(TaskState.WORKING, self._clock())
+                        call.task = await self._move(task_id, working)
+                    if call.task is not None:
                         verdict = await self._call_workflow(call)
                 finally:
                     self._slots.release_on_behalf_of(call)
             if verdict is not None:
-                ended = await self._record(task_id, verdict)
+                ended = await self._record(task_id, verdict, call.task)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
             logger.exception("the call of task %s failed", task_id)
@@ -369,15 +371,16 @@ class Executor:
         call.hearing.close()
         call.ended.set()
 
-    async def _record(self, task_id: str, verdict: Verdict) -> Task | None:
+    async def _record(self, task_id: str, verdict: Verdict, task: Task | None) -> Task | None:
         """End the task with its call's verdict, waiting for the store while it is
         unavailable, for `store_patience` seconds at most; None if it had ended."""
         deadline = trio.current_time() + self._store_patience
         pause = 0.1
         while True:
             try:
-                return await self._end(task_id, verdict)
+                return await self._end(task_id, verdict, task)
             except StoreUnavailable:
+                task = None  # read it again once the store is back
                 if trio.current_time() + pause > deadline:
                     raise
             await trio.sleep(pause)
@@ -419,9 +422,10 @@ class Executor:
             if call is not None:
                 call.scope.cancel()
 
-    async def _end(self, task_id: str, verdict: Verdict) -> Task | None:
-        """End the task with the verdict; None if it has ended already (the move lost)."""
-        task = await self._store.get(task_id)
+    async def _end(self, task_id: str, verdict: Verdict, task: Task | None = None) -> Task | None:
+        """End the task with the verdict; None if it has ended already (the move lost).
+        `task`: the task as last seen, if known (a stale one only costs a second try)."""
+        task = task or await self._store.get(task_id)
         reply = Message(
             message_id=_new_id(),
             role=Role.AGENT,
