@@ -12,17 +12,25 @@ and costs nothing.
 psycopg from trio: psycopg's async API runs on asyncio only. Here its sync API runs in
 worker threads, one statement (or one short transaction) per hop, on a bounded pool of
 connections: each thread holds one connection for the length of one piece of work, and a
-trio semaphore (not a blocked thread) makes the rest wait their turn. A hop costs tens
-of microseconds beside a round trip of a few hundred; it keeps to psycopg's public,
-documented API (no private asyncio shims, no wire protocol of our own), and
-`trio.to_thread` leaves a statement that has started to finish even when its caller is
-cancelled, so a cancel never leaves a connection half-way through a transaction.
-Measured on the project's 2-core machine (the store alone, a local PostgreSQL 18, 64
-trio tasks each moving its own task as fast as it can, `tests/store/measure.py`):
+trio semaphore (not a blocked thread) makes the rest wait their turn. A hop costs about
+0.1 ms, an eighth of a move; in exchange it keeps to psycopg's public, documented API
+(no private asyncio shims, no wire protocol of our own), and `trio.to_thread` lets a
+statement that has started finish even when its caller is cancelled, so a cancel never
+leaves a connection half-way through a transaction.
+Measured with `bench/store.py` on the project's 2-core machine, other engineers' tests
+running beside it (noisy: the load average was about 3): the store alone on a local
+PostgreSQL 18 with durable settings, 64 trio tasks each creating a task and moving it
+twice, as fast as they can:
 
-    pool  4: 2,790 moves/s, p50 22.6 ms, p99 30.2 ms
-    pool  8: 2,930 moves/s, p50 21.5 ms, p99 29.8 ms   <- the default
-    pool 16: 2,840 moves/s, p50 22.1 ms, p99 44.1 ms
+    pool  4: 1,598 store ops/s (1,066 moves/s), a move p50 39.3 ms, p99 75.4 ms
+    pool  8: 1,826 store ops/s (1,217 moves/s), a move p50 30.9 ms, p99 75.6 ms  (default)
+    pool 16: 1,790 store ops/s (1,193 moves/s), a move p50 32.5 ms, p99 80.5 ms
+
+At 64 tasks a move mostly waits its turn (64 movers, 8 connections, each commit a WAL
+flush); a lone move takes 0.8 ms (p99 1.4 ms) when the flush is out of the way (fsync
+off), about 7 ms with this machine's disk flushing each commit; the hop to a thread and
+back is about 0.1 ms of it (89 to 158 µs measured). Four connections do as well as
+sixteen: the disk and the two cores bound it, not the pool.
 
 The listening connection needs no thread: trio waits on its socket
 (`trio.lowlevel.wait_readable`) and psycopg's libpq wrapper (`Connection.pgconn`, public)
