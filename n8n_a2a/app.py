@@ -32,12 +32,21 @@ from .protocol.model import (
     CancelTask,
     GetTask,
     ListTasks,
+    Operation,
     SendMessage,
     SubscribeToTask,
     Task,
     TaskEvent,
 )
+from .protocol.push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushOperation,
+)
 from .protocol.versions import V03, V1, codec_for, negotiate
+from .push.service import PushNotifications
 from .streams import SubscriberTooSlow
 from .webhook import Caller
 
@@ -58,7 +67,9 @@ class _CachedCard:
         return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
 
 
-def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> QuartTrio:
+def create_app(
+    settings: Settings, executor: Executor, metrics: Metrics, push: PushNotifications
+) -> QuartTrio:
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # The card only changes with a restart: its Last-Modified is the start time.
@@ -200,9 +211,7 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
         fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
         logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
 
-    async def _perform(
-        codec: Codec, operation: SendMessage | GetTask | CancelTask | ListTasks, caller: Caller
-    ) -> dict[str, object]:
+    async def _perform(codec: Codec, operation: Operation, caller: Caller) -> object:
         match operation:
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
@@ -212,6 +221,23 @@ def create_app(settings: Settings, executor: Executor, metrics: Metrics) -> Quar
                 return codec.encode_task(await executor.cancel(task_id))
             case ListTasks():
                 return codec.encode_page(await executor.list(operation))
+            case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
+                # A task the caller may not see is unknown here too, as GetTask answers.
+                await executor.get(operation.task_id)
+                return await _perform_push(codec, operation)
+        raise AssertionError(f"not a JSON operation: {operation!r}")  # streams go elsewhere
+
+    async def _perform_push(codec: Codec, operation: PushOperation) -> object:
+        match operation:
+            case CreatePushConfig():
+                return codec.encode_push_config(await push.create(operation))
+            case GetPushConfig():
+                return codec.encode_push_config(await push.get(operation))
+            case ListPushConfigs():
+                return codec.encode_push_page(await push.list(operation))
+            case DeletePushConfig():
+                await push.delete(operation)
+                return codec.encode_push_deleted()
 
     @app.get("/healthz")
     async def healthz() -> Response:

@@ -6,10 +6,12 @@ import math
 import re
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
+
+from .protocol.push import AllowList
 
 T = TypeVar("T")
 
@@ -54,6 +56,9 @@ class Settings:
     ready_check_webhook: bool = False
     log_level: str = "INFO"
     log_format: str = "auto"
+    push_max_configs: int = 8
+    push_max_attempts: int = 5
+    push_allow_hosts: AllowList = field(default_factory=AllowList)
 
     @property
     def rpc_path(self) -> str:
@@ -91,6 +96,11 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
+        push_max_configs=_optional(environ, "ADAPTER_PUSH_MAX_CONFIGS", 8, _at_least(1)),
+        push_max_attempts=_optional(environ, "ADAPTER_PUSH_MAX_ATTEMPTS", 5, _at_least(1)),
+        push_allow_hosts=_optional(
+            environ, "ADAPTER_PUSH_ALLOW_HOSTS", AllowList(), AllowList.parse
+        ),
     )
     # Every running or waiting task must fit in the table, or a send could find no
     # room that evicting finished tasks can make.

@@ -40,6 +40,7 @@ from .protocol.model import (
     TaskState,
     TaskStatus,
 )
+from .protocol.push import PushConfig
 from .store import Change, TaskEvents, TaskStore
 from .store.memory import utc_now
 from .streams import DEFAULT_BUFFER, TaskStream
@@ -62,6 +63,16 @@ class Workflow(Protocol):
     """The one call to the workflow (webhook.WebhookClient; a script in tests)."""
 
     async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply: ...
+
+
+class InlinePush(Protocol):
+    """Takes the push config a send carries (push.service.PushNotifications)."""
+
+    async def check(self, config: PushConfig) -> None:
+        """A2AError when the config cannot be taken: before its task is made."""
+
+    async def register(self, task: Task, config: PushConfig) -> PushConfig:
+        """Hold the config for the new task, which has had no event yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,7 @@ class Executor:
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
         stream_buffer: int = DEFAULT_BUFFER,
+        push: InlinePush | None = None,
     ) -> None:
         self._nursery = nursery
         self._store = store
@@ -116,6 +128,7 @@ class Executor:
         self._clock = clock
         self._drained = trio.Event()
         self._stream_buffer = stream_buffer
+        self._push = push
 
     @property
     def accepting(self) -> bool:
@@ -150,7 +163,7 @@ class Executor:
     async def send(self, operation: SendMessage, caller: Caller) -> Task:
         """Submit a task for the message; a blocking send waits until it is terminal."""
         self._admit()
-        task = await self._new_task(operation.message)
+        task = await self._submit(operation)
         if not operation.blocking:
             return (await self._start(task, operation, caller)).with_history_length(
                 operation.history_length
@@ -187,7 +200,7 @@ class Executor:
                 yield stream
             return
         self._admit()
-        task = await self._new_task(operation.message)
+        task = await self._submit(operation)
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
             await self._start(task, operation, caller)
@@ -235,6 +248,22 @@ class Executor:
                 "are waiting (ADAPTER_MAX_CONCURRENT_CALLS, ADAPTER_MAX_QUEUED_CALLS); "
                 "retry later",
             )
+
+    async def _submit(self, operation: SendMessage) -> Task:
+        """The send's new task, with the push config it carries registered before the
+        task's first event."""
+        config = operation.push_config
+        if config is None:
+            return await self._new_task(operation.message)
+        if self._push is None:
+            raise A2AError(
+                ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+                "Push notifications are not supported by this agent",
+            )
+        await self._push.check(config)
+        task = await self._new_task(operation.message)
+        await self._push.register(task, config)
+        return task
 
     async def _new_task(self, message: Message) -> Task:
         """A new task for a user's message, in SUBMITTED, on the message's context or a new one.

@@ -17,6 +17,10 @@ from .config import Settings
 from .executor import Drained, Executor
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
+from .push.deliverer import Deliverer
+from .push.memory import MemoryPushConfigStore
+from .push.sender import PushSender
+from .push.service import PushNotifications
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
 
@@ -83,20 +87,43 @@ async def serve(
     stopping = trio.Event()
     reason = "the server stopped"
     drained = Drained(finished=0, cut=0)
-    async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
+    undelivered = 0
+    async with (
+        WebhookClient(settings) as webhook,
+        PushSender(settings.push_allow_hosts) as push_sender,
+        trio.open_nursery() as calls,
+    ):
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
+        events = MemoryTaskEvents()
         metrics = Metrics()
+        configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
+        deliverer = Deliverer(
+            push_sender,
+            store,
+            configs,
+            max_attempts=settings.push_max_attempts,
+            metrics=metrics,
+        )
+        push = PushNotifications(
+            configs,
+            deliverer,
+            store,
+            settings.push_allow_hosts,
+            max_configs=settings.push_max_configs,
+        )
         executor = Executor(
             calls,
             store,
-            MemoryTaskEvents(),
+            events,
             webhook,
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
             metrics=metrics,
+            push=push,
         )
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
+        metrics.watch_push(lambda: deliverer.queued)
 
         async def stop_when_told() -> None:
             nonlocal reason
@@ -105,11 +132,15 @@ async def serve(
             stopping.set()
 
         async def drain_when_stopping() -> None:
-            nonlocal drained
+            nonlocal drained, undelivered
             await stopping.wait()
             drained = await executor.drain(settings.shutdown_grace)
+            # The updates of the tasks the drain ended get a grace of their own.
+            undelivered = await deliverer.drain(settings.shutdown_grace)
 
-        app = wrap_app(create_app(settings, executor, metrics), config.wsgi_max_body_size, None)
+        app = wrap_app(
+            create_app(settings, executor, metrics, push), config.wsgi_max_body_size, None
+        )
 
         async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:
             # Hypercorn stops listening and waits for the requests under way while the
@@ -124,6 +155,7 @@ async def serve(
             )
             stopping.set()  # also when hypercorn stopped on its own
 
+        await calls.start(deliverer.run, events)
         await calls.start(executor.listen)
         calls.start_soon(drain_when_stopping)
         listening = await calls.start(run_hypercorn)
@@ -149,6 +181,7 @@ async def serve(
                 "reason": reason,
                 "calls_finished": drained.finished,
                 "calls_cut": drained.cut,
+                "push_undelivered": undelivered,
             }
         },
     )

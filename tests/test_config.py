@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from n8n_a2a.config import ConfigError, load_settings
+from n8n_a2a.protocol.push import AllowList
 
 GOOD = {
     "ADAPTER_AGENT_NAME": "Supply agent",
@@ -26,6 +27,17 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.host, settings.port, settings.webhook_timeout) == ("0.0.0.0", 8080, 60.0)
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
+    assert (settings.push_max_configs, settings.push_max_attempts) == (8, 5)
+    assert settings.push_allow_hosts == AllowList()
+
+
+def test_the_push_allow_list_takes_names_addresses_and_networks() -> None:
+    settings = load_settings(
+        {**GOOD, "ADAPTER_PUSH_ALLOW_HOSTS": " Receiver.Internal., 127.0.0.1 ,, fd00::/8,[::1]"}
+    )
+    allow = settings.push_allow_hosts
+    assert allow.names == {"receiver.internal"}
+    assert [str(n) for n in allow.networks] == ["127.0.0.1/32", "fd00::/8", "::1/128"]
 
 
 @pytest.mark.parametrize(
@@ -54,6 +66,10 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_READY_CHECK_WEBHOOK", "2", "true or false"),
         ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
         ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
+        ("ADAPTER_PUSH_MAX_CONFIGS", "0", "at least 1"),
+        ("ADAPTER_PUSH_MAX_ATTEMPTS", "many", "whole number"),
+        ("ADAPTER_PUSH_ALLOW_HOSTS", "10.0.0.1/8", "no bits set past the prefix"),
+        ("ADAPTER_PUSH_ALLOW_HOSTS", "localhost, http://x/", "'http://x/' is neither"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:

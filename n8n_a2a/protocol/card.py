@@ -34,7 +34,7 @@ def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
             {"url": settings.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
             for v in sorted(SUPPORTED, reverse=True)
         ],
-        "capabilities": {"streaming": True, "pushNotifications": False},
+        "capabilities": {"streaming": True, "pushNotifications": True},
         "defaultInputModes": list(TEXT_MODES),
         "defaultOutputModes": list(TEXT_MODES),
         "skills": [skill],

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from .push import PushConfig, PushOperation
+
 JSONObject = dict[str, Any]
 
 
@@ -142,13 +144,15 @@ class SendMessage:
 
     A stream always follows the task to its end, so it is always `blocking`: v1.0 says
     `returnImmediately` has no effect on a stream, and v0.3's `blocking: false` is read
-    the same way.
+    the same way. `push_config` is registered for the new task before its first event
+    (its task id is the task's, once there is one).
     """
 
     message: Message
     history_length: int | None = None
     blocking: bool = True
     streaming: bool = False
+    push_config: PushConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,4 +194,4 @@ class TaskPage:
     total_size: int
 
 
-Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask
+Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask | PushOperation

@@ -19,7 +19,7 @@ def test_the_v1_card_has_no_legacy_fields_and_lists_v1_first() -> None:
             "protocolVersion": "0.3",
         },
     ]
-    assert card["capabilities"] == {"streaming": True, "pushNotifications": False}
+    assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
     [skill] = card["skills"]
     assert skill["id"] == "check_availability"
     assert skill["examples"] == ["Are there 4 pallets of flour?"]
