@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -29,7 +29,7 @@ MOMENT = datetime(2026, 11, 29, 18, 34, 32, tzinfo=UTC)
 class Resolver:
     """A resolver that answers from a table and notes what it was asked."""
 
-    def __init__(self, table: dict[str, Sequence[IPAddress]]) -> None:
+    def __init__(self, table: Mapping[str, Sequence[IPAddress]]) -> None:
         self.table = table
         self.asked: list[tuple[str, int]] = []
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, InlinePush
 from n8n_a2a.outcome import HttpReply, WebhookReply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
@@ -31,6 +31,7 @@ from n8n_a2a.protocol.model import (
     Task,
     TaskState,
 )
+from n8n_a2a.protocol.push import PushConfig
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.memory import MemoryTaskEvents, MemoryTaskStore
 from n8n_a2a.streams import SubscriberTooSlow
@@ -101,16 +102,18 @@ async def executor_for(
     *,
     max_concurrent_calls: int = 1024,
     stream_buffer: int = 64,
+    push: InlinePush | None = None,
 ) -> AsyncIterator[Executor]:
     async with trio.open_nursery() as nursery:
         executor = Executor(
             nursery,
-            store or MemoryTaskStore(),
+            store if store is not None else MemoryTaskStore(),
             MemoryTaskEvents(),
             workflow,
             "skill",
             max_concurrent_calls=max_concurrent_calls,
             stream_buffer=stream_buffer,
+            push=push,
         )
         await nursery.start(executor.listen)
         yield executor
@@ -340,3 +343,57 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
         page = await executor.list(ListTasks(page_size=100))
         assert page.total_size == 60
         assert executor.in_flight == 0 and executor.queued == 0
+
+
+@dataclass
+class RecordingPush:
+    """Takes inline configs, noting the version of the task (in the store) at the time."""
+
+    store: MemoryTaskStore
+    refuse: bool = False
+    registered: list[tuple[str, int]] = field(default_factory=list)
+
+    async def check(self, config: PushConfig) -> None:
+        if self.refuse:
+            raise A2AError.invalid_params("The push notification URL is refused")
+
+    async def register(self, task: Task, config: PushConfig) -> PushConfig:
+        stored = await self.store.get(task.id)
+        self.registered.append((config.url, stored.version))
+        return config.for_task(task.id)
+
+
+def with_push(text: str, *, streaming: bool = False) -> SendMessage:
+    config = PushConfig("", "", "https://bridge.example/hook")
+    return replace(message(text, blocking=True), push_config=config, streaming=streaming)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_an_inline_push_config_is_held_before_the_tasks_first_event(streaming: bool) -> None:
+    store = MemoryTaskStore()
+    push = RecordingPush(store)
+    async with executor_for(ScriptedWorkflow(everything=True), store, push=push) as executor:
+        if streaming:
+            async with executor.stream(with_push("x", streaming=True), Caller()) as stream:
+                while await stream.next() is not None:
+                    pass
+        else:
+            await executor.send(with_push("x"), Caller())
+    assert push.registered == [("https://bridge.example/hook", 0)]
+
+
+async def test_a_refused_inline_config_makes_no_task() -> None:
+    store = MemoryTaskStore()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store, push=RecordingPush(store, refuse=True)) as executor:
+        with pytest.raises(A2AError) as raised:
+            await executor.send(with_push("x"), Caller())
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert (len(store), workflow.calls) == (0, [])
+
+
+async def test_an_inline_config_without_push_is_32003() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        with pytest.raises(A2AError) as raised:
+            await executor.send(with_push("x"), Caller())
+    assert raised.value.code is ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED
