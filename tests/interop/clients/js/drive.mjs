@@ -5,6 +5,7 @@
 //
 //   node drive.mjs BASE_URL TOKEN MODE conversation TEXT...
 //   node drive.mjs BASE_URL TOKEN MODE cancel ANSWER_TEXT HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
@@ -58,14 +59,16 @@ async function outcome(call) {
   }
 }
 
-async function send(client, text, { blocking = true } = {}) {
+async function send(client, text, { blocking = true, push = undefined } = {}) {
+  const configuration = { returnImmediately: !blocking };
+  if (push) configuration.taskPushNotificationConfig = push;
   const result = await client.sendMessage({
     message: {
       messageId: randomUUID(),
       role: ROLE_USER,
       parts: [{ content: { $case: "text", value: text } }],
     },
-    configuration: { returnImmediately: !blocking },
+    configuration,
   });
   // A Task has `status`; a Message (which this agent never sends) does not.
   if (!result?.status) throw new Error(`expected a task, got ${JSON.stringify(result)}`);
@@ -95,6 +98,47 @@ async function cancel(client, answerText, holdText) {
   };
 }
 
+const config = (c) => ({ taskId: c.taskId, id: c.id, url: c.url, token: c.token });
+
+async function configOutcome(call) {
+  try {
+    return { config: config(await call) };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+// Inline configs on sends (a receiver that answers, one that answers 503 twice first, one
+// that never answers), then the four config methods on the first task, then configs the
+// adapter must refuse.
+async function push(client, text, token, okUrl, flakyUrl, deadUrl, ...refusedUrls) {
+  const sent = await outcome(send(client, text, { push: { url: okUrl, token } }));
+  const flaky = await outcome(send(client, text, { push: { url: flakyUrl, token } }));
+  const started = Date.now();
+  const dead = await outcome(send(client, text, { push: { url: deadUrl, token } }));
+  const deadMs = Date.now() - started;
+  const taskId = sent.task?.id ?? "";
+  const created = await configOutcome(
+    client.createTaskPushNotificationConfig({ taskId, id: "bridge", url: okUrl, token })
+  );
+  const got = await configOutcome(client.getTaskPushNotificationConfig({ taskId, id: "bridge" }));
+  const listed = (await client.listTaskPushNotificationConfig({ taskId })).configs.map(config);
+  await client.deleteTaskPushNotificationConfig({ taskId, id: "bridge" });
+  await client.deleteTaskPushNotificationConfig({ taskId, id: "bridge" });
+  const afterDelete = await configOutcome(client.getTaskPushNotificationConfig({ taskId, id: "bridge" }));
+  const refused = {};
+  for (const url of refusedUrls) {
+    refused[url] = await configOutcome(client.createTaskPushNotificationConfig({ taskId, url }));
+  }
+  return { sent, flaky, dead, deadMs, created, got, listed, afterDelete, refused };
+}
+
+const SCENARIOS = {
+  conversation: (client, args) => conversation(client, args),
+  cancel: (client, args) => cancel(client, ...args),
+  push: (client, args) => push(client, ...args),
+};
+
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);
   const fetchImpl = (input, init = {}) => {
@@ -121,7 +165,7 @@ async function main() {
     runtime: `Node ${process.version}`,
     transport: client.transport.constructor.name,
     protocolVersion: client.protocolVersion,
-    ...(scenario === "conversation" ? await conversation(client, args) : await cancel(client, ...args)),
+    ...(await SCENARIOS[scenario](client, args)),
   };
   process.stdout.write(JSON.stringify(result) + "\n");
 }
