@@ -293,3 +293,29 @@ async def test_shutdown_gives_deliveries_the_grace_then_logs_the_undelivered(
     ]
     assert len(undelivered) == 1
     assert getattr(undelivered[0], "fields")["host"] == "127.0.0.1"  # noqa: B009
+
+
+async def test_no_token_or_credentials_reach_a_log_line(
+    pushing: str, receiver: PushReceiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    receiver.statuses = [503, 401]
+    headers = {**V1, "Authorization": f"Bearer {CALLER_TOKEN}"}
+    document = inline_v1(
+        "answer:x",
+        receiver.url + "?key=url-secret",
+        token="push-token-secret",
+        authentication={"scheme": "Bearer", "credentials": "credentials-secret"},
+    )
+    await rpc(pushing, document, headers)
+    with trio.fail_after(10):
+        await receiver.wait_received(4)
+    # The 401 ended the first update's delivery (logged) before the next one was sent.
+    results = [getattr(r, "fields", {}).get("result") for r in caplog.records]
+    assert "rejected" in results
+    for secret in (CALLER_TOKEN, "push-token-secret", "credentials-secret"):
+        assert secret not in caplog.text  # at any level, httpx's and httpcore's lines too
+    # The URL's path and query may be a secret too: ours name its host only. (httpx's own
+    # request lines, which name the URL, are kept out of the log by logs.py.)
+    ours = [r for r in caplog.records if r.name.startswith("n8n_a2a")]
+    assert not any("url-secret" in f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in ours)
