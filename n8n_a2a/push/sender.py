@@ -3,18 +3,19 @@
 Its own httpx client, never the webhook's: no redirects (a 3xx is the receiver's final
 word), no proxies from the environment, the system's trust store, and no connection
 kept: each POST connects to an address the guard has just judged, with the URL's host
-name kept for the Host header and TLS (SNI and the certificate check). A kept
-connection could be handed to another name on the same address. One deadline bounds
-each attempt, lookup included.
+name kept for the Host header and TLS (SNI and the certificate check). One deadline
+bounds each attempt, lookup included.
 """
 
 from __future__ import annotations
 
 import enum
 import ssl
+import typing
 from dataclasses import dataclass
 from types import TracebackType
 
+import httpcore
 import httpx
 import trio
 
@@ -43,6 +44,80 @@ class Attempt:
     status: int | None = None
 
 
+class _OneConnectionEach(httpx.AsyncBaseTransport):
+    """A new connection for every POST, closed with its answer.
+
+    No pool: a connection is never handed to another name on the same address (TLS
+    checked against one name must not carry another's update), no receiver waits for a
+    connection that another one holds, and a POST costs the same however many are under
+    way (httpcore's pool walks every connection it holds on each request and each
+    answer: with a few hundred receivers that never answer, that was most of the CPU).
+    """
+
+    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        self._ssl_context = ssl_context
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        port = url.port or (443 if url.scheme == "https" else 80)
+        connection = httpcore.AsyncHTTPConnection(
+            httpcore.Origin(url.raw_scheme, url.raw_host, port), ssl_context=self._ssl_context
+        )
+        assert isinstance(request.stream, typing.AsyncIterable)
+        try:
+            response = await connection.handle_async_request(
+                httpcore.Request(
+                    request.method,
+                    httpcore.URL(
+                        scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
+                    ),
+                    headers=request.headers.raw,
+                    content=request.stream,
+                    extensions=request.extensions,
+                )
+            )
+        except BaseException as error:
+            await _close(connection)
+            _raise_as_httpx(error, request)
+            raise
+        return httpx.Response(
+            response.status,
+            headers=response.headers,
+            stream=_ClosingWithConnection(response, connection),
+            extensions=response.extensions,
+        )
+
+
+def _raise_as_httpx(error: BaseException, request: httpx.Request) -> None:
+    """httpcore's errors as the httpx ones the sender tells apart; anything else as it is."""
+    if isinstance(error, httpcore.ConnectError):
+        raise httpx.ConnectError(str(error), request=request) from error
+    if isinstance(error, httpcore.TimeoutException):
+        raise httpx.TimeoutException(str(error), request=request) from error
+    if isinstance(error, httpcore.NetworkError | httpcore.ProtocolError):
+        raise httpx.TransportError(str(error), request=request) from error
+
+
+class _ClosingWithConnection(httpx.AsyncByteStream):
+    def __init__(self, response: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
+        self._response = response
+        self._connection = connection
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        async for part in self._response.aiter_stream():
+            yield part
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self._response.aclose()
+            await self._connection.aclose()
+
+
+async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+    with trio.CancelScope(shield=True):
+        await connection.aclose()
+
+
 class PushSender:
     """POSTs updates to receivers; use as an async context manager."""
 
@@ -61,12 +136,7 @@ class PushSender:
         self._resolve = resolve
         self._timeout = timeout
         self._client = httpx.AsyncClient(
-            transport=transport
-            or httpx.AsyncHTTPTransport(
-                verify=ssl_context or ssl.create_default_context(),
-                trust_env=False,
-                limits=httpx.Limits(max_keepalive_connections=0),
-            ),
+            transport=transport or _OneConnectionEach(ssl_context or ssl.create_default_context()),
             follow_redirects=False,
             timeout=httpx.Timeout(timeout),
             trust_env=False,

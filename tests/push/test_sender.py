@@ -182,3 +182,20 @@ async def test_tls_checks_the_certificate_against_the_name_not_the_address(
     assert len(receiver.received) == (1 if answer is Answer.DELIVERED else 0)
     if answer is Answer.RETRY:
         assert "certificate" in attempt.detail.lower()
+
+
+async def test_receivers_that_never_answer_hold_no_connection_another_one_needs(
+    nursery: trio.Nursery, receiver: PushReceiver
+) -> None:
+    # httpx's default limits allow 100 connections for all hosts together: the 101st POST
+    # would wait for one of the dead ones to time out.
+    dead = await start_push_receiver(nursery)
+    dead.hold = True
+    async with PushSender(LOOPBACK, timeout=30.0) as sender, trio.open_nursery() as posts:
+        for _ in range(110):
+            posts.start_soon(sender.post, dead.url, b"{}", {})
+        with trio.fail_after(10):
+            await dead.wait_held(110)
+            attempt = await sender.post(receiver.url, b"{}", {})
+        assert attempt.answer is Answer.DELIVERED
+        posts.cancel_scope.cancel()
