@@ -51,6 +51,8 @@ class Settings:
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
     require_token: bool = False
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
     ready_check_webhook: bool = False
     log_level: str = "INFO"
     log_format: str = "auto"
@@ -59,6 +61,13 @@ class Settings:
     def rpc_path(self) -> str:
         """The JSON-RPC endpoint's path: the public URL's own, so an ingress needs no rewrite."""
         return urlsplit(self.public_url).path or "/"
+
+    @property
+    def oidc_discovery_url(self) -> str | None:
+        """Where the issuer describes itself and its keys (OpenID Connect Discovery 1.0 §4)."""
+        if self.oidc_issuer is None:
+            return None
+        return self.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -88,6 +97,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
+        oidc_issuer=_oidc_issuer(environ),
+        oidc_audience=_oidc_audience(environ),
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
@@ -158,6 +169,36 @@ def _ca_bundle(environ: Mapping[str, str]) -> str | None:
             "ADAPTER_CA_BUNDLE", f"is not a readable PEM CA file: {path} ({error})"
         ) from None
     return path
+
+
+def _oidc_issuer(environ: Mapping[str, str]) -> str | None:
+    if not environ.get("ADAPTER_OIDC_ISSUER", "").strip():
+        return None
+    issuer = _http_url(environ, "ADAPTER_OIDC_ISSUER")
+    try:
+        # The optional extra: PyJWT, with cryptography for the asymmetric algorithms.
+        from jwt.algorithms import has_crypto
+    except ImportError:
+        has_crypto = False
+    if not has_crypto:
+        raise ConfigError(
+            "ADAPTER_OIDC_ISSUER",
+            "verifying tokens needs the oidc extra: pip install 'n8n-a2a[oidc]'",
+        )
+    return issuer
+
+
+def _oidc_audience(environ: Mapping[str, str]) -> str | None:
+    audience = environ.get("ADAPTER_OIDC_AUDIENCE", "").strip()
+    issuer = environ.get("ADAPTER_OIDC_ISSUER", "").strip()
+    if issuer and not audience:
+        raise ConfigError(
+            "ADAPTER_OIDC_AUDIENCE",
+            "is required with ADAPTER_OIDC_ISSUER: the aud a token must carry to be for this agent",
+        )
+    if audience and not issuer:
+        raise ConfigError("ADAPTER_OIDC_AUDIENCE", "is only used with ADAPTER_OIDC_ISSUER")
+    return audience or None
 
 
 def _host(raw: str) -> str:

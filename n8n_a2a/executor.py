@@ -141,16 +141,17 @@ class Executor:
             task_status.started()
             await self._drained.wait()
 
-    async def get(self, task_id: str, history_length: int | None = None) -> Task:
-        return (await self._store.get(task_id)).with_history_length(history_length)
+    async def get(self, task_id: str, caller: Caller, history_length: int | None = None) -> Task:
+        return (await self._owned(task_id, caller)).with_history_length(history_length)
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        return await self._store.list(query)
+    async def list(self, query: ListTasks, caller: Caller) -> TaskPage:
+        """The caller's own tasks: nobody lists another's."""
+        return await self._store.list(query, caller.owner)
 
     async def send(self, operation: SendMessage, caller: Caller) -> Task:
         """Submit a task for the message; a blocking send waits until it is terminal."""
         self._admit()
-        task = await self._new_task(operation.message)
+        task = await self._new_task(operation.message, caller)
         if not operation.blocking:
             return (await self._start(task, operation, caller)).with_history_length(
                 operation.history_length
@@ -164,7 +165,7 @@ class Executor:
         with self._events.subscribe(task.id, hear):
             await self._start(task, operation, caller)
             await ended.wait()
-        return await self.get(task.id, operation.history_length)
+        return await self.get(task.id, caller, operation.history_length)
 
     @asynccontextmanager
     async def stream(
@@ -176,7 +177,7 @@ class Executor:
         if isinstance(operation, SubscribeToTask):
             # Listen first, then look: an event between the two is skipped by version.
             with self._events.subscribe(operation.task_id, stream.hear):
-                task = await self._store.get(operation.task_id)
+                task = await self._owned(operation.task_id, caller)
                 if task.status.state.is_terminal:
                     raise A2AError(
                         ErrorCode.UNSUPPORTED_OPERATION,
@@ -187,14 +188,15 @@ class Executor:
                 yield stream
             return
         self._admit()
-        task = await self._new_task(operation.message)
+        task = await self._new_task(operation.message, caller)
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
             await self._start(task, operation, caller)
             yield stream
 
-    async def cancel(self, task_id: str) -> Task:
+    async def cancel(self, task_id: str, caller: Caller) -> Task:
         """Cancel a task that has not finished: it is `canceled` at once, its call cut."""
+        await self._owned(task_id, caller)
         moved = await self._end(task_id, CANCELED)
         if moved is None:
             task = await self._store.get(task_id)
@@ -223,6 +225,15 @@ class Executor:
         self._drained.set()
         return Drained(finished=under_way - cut, cut=cut)
 
+    async def _owned(self, task_id: str, caller: Caller) -> Task:
+        """The task, if the caller owns it; TASK_NOT_FOUND alike for an unknown id and for
+        another's task, so that nobody learns which ids exist (spec §13.1). Every operation
+        on a task the caller names goes through here."""
+        task = await self._store.get(task_id)
+        if task.owner != caller.owner:
+            raise A2AError.task_not_found(task_id)
+        return task
+
     def _admit(self) -> None:
         if not self._accepting:
             raise A2AError(
@@ -236,14 +247,14 @@ class Executor:
                 "retry later",
             )
 
-    async def _new_task(self, message: Message) -> Task:
+    async def _new_task(self, message: Message, caller: Caller) -> Task:
         """A new task for a user's message, in SUBMITTED, on the message's context or a new one.
 
         A message that names a task continues it, which this agent never allows: its
         tasks end in a terminal state and ask for no further input.
         """
         if message.task_id is not None:
-            existing = await self._store.get(message.task_id)
+            existing = await self._owned(message.task_id, caller)
             if message.context_id is not None and message.context_id != existing.context_id:
                 raise A2AError.invalid_params(
                     f"Task {existing.id} belongs to another context than "
@@ -262,6 +273,7 @@ class Executor:
             context_id=context_id,
             status=TaskStatus(TaskState.SUBMITTED, self._clock()),
             history=(replace(message, task_id=task_id, context_id=context_id),),
+            owner=caller.owner,
         )
         await self._store.create(task)
         return task

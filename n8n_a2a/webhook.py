@@ -12,7 +12,7 @@ import collections
 import json
 import ssl
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 
 import httpcore
@@ -53,11 +53,15 @@ class WebhookRequest:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """What of the A2A request travels to the workflow besides the message, as headers:
-    the caller's token (as X-Subject-Token) and its W3C trace context."""
+    """Who asks, and what of the A2A request travels to the workflow besides the message, as
+    headers: the caller's token (as X-Subject-Token) and its W3C trace context.
+
+    `owner` (identity.Owner) says whose tasks the caller may touch; it stays in the adapter.
+    """
 
     subject_token: str | None = None
     trace_headers: tuple[tuple[str, str], ...] = ()
+    owner: str | None = field(default=None, repr=False)
 
 
 class _StackPool(httpcore.AsyncConnectionPool):

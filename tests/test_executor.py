@@ -127,7 +127,7 @@ def cancel_now(executor: Executor, task_id: str, canceled: list[Task]) -> Callab
 
     def cancel() -> None:
         try:
-            executor.cancel(task_id).send(None)
+            executor.cancel(task_id, Caller()).send(None)
         except StopIteration as done:
             canceled.append(done.value)
 
@@ -163,7 +163,7 @@ async def test_cancel_in_the_tick_a_queued_task_gets_its_slot() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert hook.steps >= 2 and canceled
-        assert (await executor.get(queued.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.CANCELED
         assert [call.text for call in workflow.calls] == ["first"]  # never called
         assert executor.in_flight == 0 and executor.queued == 0
         # And the executor still serves.
@@ -186,7 +186,7 @@ async def test_a_cut_beats_a_verdict_in_the_same_tick() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert done.status.state is TaskState.CANCELED
         assert done.metadata == {"outcome": "CANCELED"}
         assert done.artifacts == ()
@@ -216,7 +216,7 @@ async def test_a_cancel_at_the_end_of_the_drain_grace(autojump_clock: trio.abc.C
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        assert (await executor.get(task.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.CANCELED
         # The blocked sender got the shutdown answer, not a reset.
         [other] = sent
         assert (other.status.state, other.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
@@ -236,7 +236,7 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
             await trio.sleep(5)
         finally:
             trio.lowlevel.remove_instrument(hook)
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert (done.status.state, done.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
 
 
@@ -265,17 +265,17 @@ async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() 
             with pytest.raises(SubscriberTooSlow) as raised:
                 await slow.next()
             assert raised.value.code is ErrorCode.SERVER_BUSY
-        assert (await executor.get(queued.id)).status.state is TaskState.COMPLETED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.COMPLETED
 
 
 async def test_cancel_of_a_finished_task_is_32002_and_of_an_unknown_one_32001() -> None:
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         task = await executor.send(message("done", blocking=True), Caller())
         with pytest.raises(A2AError) as raised:
-            await executor.cancel(task.id)
+            await executor.cancel(task.id, Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_CANCELABLE
         with pytest.raises(A2AError) as raised:
-            await executor.cancel("nope")
+            await executor.cancel("nope", Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_FOUND
 
 
@@ -322,7 +322,7 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                 async def cancel(task_id: str = task.id) -> None:
                     await trio.sleep(rng.random() * 0.01)
                     try:
-                        await executor.cancel(task_id)
+                        await executor.cancel(task_id, Caller())
                     except A2AError as error:
                         assert error.code is ErrorCode.TASK_NOT_CANCELABLE
 
@@ -335,8 +335,55 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                     storm.start_soon(cancel)
         workflow.release_all()
         await executor.drain(0.05)
-        states = {(await executor.get(t.id)).status.state for t in sent}
+        states = {(await executor.get(t.id, Caller())).status.state for t in sent}
         assert all(state.is_terminal for state in states)
-        page = await executor.list(ListTasks(page_size=100))
+        page = await executor.list(ListTasks(page_size=100), Caller())
         assert page.total_size == 60
         assert executor.in_flight == 0 and executor.queued == 0
+
+
+ALICE = Caller("alice-token", owner="token:alice")
+BOB = Caller("bob-token", owner="token:bob")
+
+
+async def refusal(
+    attempt: Callable[[str, Caller], Any], task_id: str, caller: Caller
+) -> tuple[ErrorCode, str]:
+    """The code and message an attempt on `task_id` is refused with (its id masked)."""
+    with pytest.raises(A2AError) as raised:
+        await attempt(task_id, caller)
+    return raised.value.code, raised.value.message.replace(task_id, "<id>")
+
+
+async def test_a_task_is_its_owners_alone() -> None:
+    """Another caller gets exactly what an unknown id gets, whatever it asks of the task."""
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("hold"), ALICE)
+        assert task.owner == "token:alice"
+
+        async def subscribe(task_id: str, caller: Caller) -> None:
+            async with executor.stream(SubscribeToTask(task_id), caller):
+                pass
+
+        def continue_(task_id: str, caller: Caller) -> Any:
+            naming = Message("m-more", Role.USER, (Part("more"),), task_id, task.context_id)
+            return executor.send(SendMessage(naming), caller)
+
+        attempts = [
+            lambda task_id, caller: executor.get(task_id, caller),
+            lambda task_id, caller: executor.cancel(task_id, caller),
+            subscribe,
+            continue_,
+        ]
+        for caller in (BOB, Caller()):  # another owner, and the anonymous caller
+            for attempt in attempts:
+                foreign = await refusal(attempt, task.id, caller)
+                assert foreign == await refusal(attempt, "t-unknown", caller)
+                assert foreign[0] is ErrorCode.TASK_NOT_FOUND
+            assert (await executor.list(ListTasks(), caller)).total_size == 0
+        await trio.testing.wait_all_tasks_blocked()
+        assert [call.text for call in workflow.calls] == ["hold"]  # no attempt reached it
+        assert [t.id for t in (await executor.list(ListTasks(), ALICE)).tasks] == [task.id]
+        assert (await executor.get(task.id, ALICE)).status.state is TaskState.WORKING
+        assert (await executor.cancel(task.id, ALICE)).status.state is TaskState.CANCELED

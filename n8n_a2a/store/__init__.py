@@ -49,8 +49,9 @@ class TaskStore(Protocol):
     async def get(self, task_id: str) -> Task:
         """The task; A2AError TASK_NOT_FOUND for an id the store does not hold."""
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        """A page of tasks, the most recently updated first."""
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks (`Task.owner`), the most recently updated first;
+        nothing of another owner's tasks shows, not even in the counts."""
 
     async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
         """Apply `change` if the task is still at `version`; None if it has moved since.

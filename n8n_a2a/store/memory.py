@@ -92,12 +92,13 @@ class MemoryTaskStore:
             self._finished[task_id] = None
         return Moved(moved, tuple(events))
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        """A page of tasks, the most recently updated first (ties broken by id)."""
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks, the most recently updated first (ties broken by id)."""
         found = [
             task
             for task in self._tasks.values()
-            if (query.context_id is None or task.context_id == query.context_id)
+            if task.owner == owner
+            and (query.context_id is None or task.context_id == query.context_id)
             and (query.state is None or task.status.state is query.state)
             and (
                 query.status_timestamp_after is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +28,7 @@ from n8n_a2a.protocol.model import (
     SubscribeToTask,
     Task,
     TaskEvent,
+    TaskPage,
     TaskState,
     TaskStatus,
 )
@@ -202,6 +205,24 @@ def test_v03_encodes_kinds_and_lowercase_and_does_not_wrap() -> None:
 def test_every_state_has_a_name_in_both_versions(state: TaskState) -> None:
     assert V1.state_names[state] == "TASK_STATE_" + state.value.upper().replace("-", "_")
     assert V03.state_names[state] == state.value
+
+
+@pytest.mark.parametrize("codec", [V1, V03], ids=["v1.0", "v0.3"])
+def test_a_tasks_owner_and_version_never_go_on_the_wire(codec: Codec) -> None:
+    task = replace(a_task(), owner="token:0wn3r-d1g35t", version=7)
+    update = StatusUpdate(task.id, task.context_id, task.status, 7)
+    encoded = [
+        codec.encode_task(task),
+        codec.encode_send_result(task),
+        codec.encode_stream_event(task),
+        codec.encode_stream_event(update),
+        codec.encode_page(TaskPage((task,), "", 50, 1)),
+    ]
+    assert encoded[0] == codec.encode_task(replace(task, owner=None))
+    for document in encoded:
+        wire = json.dumps(document)
+        assert "0wn3r" not in wire and "owner" not in wire.lower()
+    assert "0wn3r" not in repr(task)
 
 
 def test_history_length_keeps_the_newest() -> None:
