@@ -5,6 +5,7 @@
 //
 //   node drive.mjs BASE_URL TOKEN MODE conversation TEXT...
 //   node drive.mjs BASE_URL TOKEN MODE cancel ANSWER_TEXT HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
@@ -95,24 +96,79 @@ async function cancel(client, answerText, holdText) {
   };
 }
 
+async function ids(call) {
+  try {
+    return { ids: (await call).tasks.map((t) => t.id) };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+async function subscribed(client, id) {
+  try {
+    const states = [];
+    for await (const event of client.resubscribeTask({ id })) states.push(String(event?.status?.state));
+    return { states };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+// Another caller's attempts on the first caller's tasks, and on an unknown id, then the
+// first caller again with a refreshed token.
+async function isolation(client, makeClient, otherToken, refreshedToken, answerText, holdText) {
+  const sent = await send(client, answerText);
+  const held = await send(client, holdText, { blocking: false });
+  const other = await makeClient(otherToken);
+  const unknown = randomUUID();
+  const attempts = {};
+  for (const [name, id] of [["sent", sent.id], ["held", held.id], ["unknown", unknown]]) {
+    attempts[name] = {
+      get: await outcome(other.getTask({ id })),
+      cancel: await outcome(other.cancelTask({ id })),
+      subscribe: await subscribed(other, id),
+    };
+  }
+  const refreshed = await makeClient(refreshedToken);
+  return {
+    sent: task(sent),
+    held: task(held),
+    unknown,
+    other: attempts,
+    // status 0 (unspecified) spelled out: the SDK writes an absent enum as "UNRECOGNIZED".
+    otherList: await ids(other.listTasks({ status: 0 })),
+    ownList: await ids(refreshed.listTasks({ status: 0 })),
+    refreshedGet: await outcome(refreshed.getTask({ id: held.id })),
+    refreshedCancel: await outcome(refreshed.cancelTask({ id: held.id })),
+  };
+}
+
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);
-  const fetchImpl = (input, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("Authorization", `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
   const legacy = mode.startsWith("legacyCompat") ? { legacyCompat: { enabled: true } } : {};
-  const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
-    cardResolver: resolver,
-  });
-  const card = await resolver.resolve(baseUrl);
-  if (mode === "legacyCompat-v0.3") {
-    card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
-  }
-  const client = await factory.createFromAgentCard(card);
+  const makeClient = async (bearer) => {
+    const fetchImpl = (input, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set("Authorization", `Bearer ${bearer}`);
+      return fetch(input, { ...init, headers });
+    };
+    const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
+      cardResolver: resolver,
+    });
+    const card = await resolver.resolve(baseUrl);
+    if (mode === "legacyCompat-v0.3") {
+      card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
+    }
+    return factory.createFromAgentCard(card);
+  };
+  const client = await makeClient(token);
+  const scenarios = {
+    conversation: () => conversation(client, args),
+    cancel: () => cancel(client, ...args),
+    isolation: () => isolation(client, makeClient, ...args),
+  };
   // The SDK exports no ./package.json: read the installed one beside this copy.
   const sdk = new URL("./node_modules/@a2a-js/sdk/package.json", import.meta.url);
   const result = {
@@ -121,7 +177,7 @@ async function main() {
     runtime: `Node ${process.version}`,
     transport: client.transport.constructor.name,
     protocolVersion: client.protocolVersion,
-    ...(scenario === "conversation" ? await conversation(client, args) : await cancel(client, ...args)),
+    ...(await scenarios[scenario]()),
   };
   process.stdout.write(JSON.stringify(result) + "\n");
 }
