@@ -6,8 +6,8 @@ passes `messageId` through to the workflow, so this webhook reads it and answers
 an n8n workflow keeping the contract `{"answer": str, "escalate": bool}` would.
 
 Scenarios the contract cannot express (a direct Message, input-required, rejected,
-file or data artifacts, streaming) get the nearest honest contract reply, noted per
-prefix below: the adapter then answers a correct A2A task, just not the one the
+file or data artifacts, a chunked artifact) get the nearest honest contract reply,
+noted per prefix below: the adapter then answers a correct A2A task, just not the one the
 scenario asks for, and the TCK counts that requirement as failed.
 
     python -m conformance.tck_workflow --port 8701
@@ -42,15 +42,17 @@ SCENARIOS: dict[str, tuple[str, bool]] = {
     "tck-input-required": ("Input required: a person must continue this task.", True),
     # Not expressible: rejected. Escalation again: the task fails, it is not rejected.
     "tck-reject-task": ("rejected", True),
-    # Streaming scenarios: the adapter refuses SendStreamingMessage before the
-    # workflow is called, so these answer only if a client sends them unstreamed.
-    "tck-stream-artifact-chunked": ("chunk-1 chunk-2", False),
+    # Streaming scenarios: the adapter streams the task, `working`, the answer as an
+    # artifact and `completed`, as these ask.
     "tck-stream-artifact-text": ("Streamed text content", False),
-    "tck-stream-artifact-file": ("output.txt (text/plain): tck", False),
     "tck-stream-ordering-001": ("Ordered output", False),
     "tck-stream-001": ("Stream hello from TCK", False),
-    "tck-stream-002": ("Stream message-only", False),
     "tck-stream-003": ("Stream task lifecycle", False),
+    # Not expressible: two chunks of one artifact (the answer is one artifact), a
+    # file artifact, a message-only stream (every reply becomes a Task).
+    "tck-stream-artifact-chunked": ("chunk-1 chunk-2", False),
+    "tck-stream-artifact-file": ("output.txt (text/plain): tck", False),
+    "tck-stream-002": ("Stream message-only", False),
 }
 
 

@@ -146,7 +146,7 @@ def create_app(
             if isinstance(operation, SubscribeToTask) or (
                 isinstance(operation, SendMessage) and operation.streaming
             ):
-                return stream(call.id, codec, operation, caller, method)
+                return await stream(call.id, codec, operation, caller, method)
             result = await _perform(codec, operation, caller)
         except A2AError as error:
             return refuse(call.id, codec, error, method)
@@ -176,7 +176,7 @@ def create_app(
             response.headers["WWW-Authenticate"] = error.challenge
         return response
 
-    def stream(
+    async def stream(
         request_id: jsonrpc.RequestId,
         codec: Codec,
         operation: SendMessage | SubscribeToTask,
@@ -185,9 +185,16 @@ def create_app(
     ) -> Response:
         """Server-Sent Events: the task, then each of its events, until the final one.
 
-        What goes wrong once the stream is asked for (an unknown or finished task, a full
-        server, a reader too slow) is the stream's one error event, so that every client
-        reads the A2A error code where it reads events."""
+        A v1.0 caller refused at once (an unknown or finished task, a full server) gets a
+        plain JSON-RPC error, as the official v1.0 servers answer and every v1.0 client
+        reads with its type. A v0.3 caller gets the stream's one error event: a2a-sdk 0.3
+        loses the code of anything but an event. What goes wrong later (a reader too slow,
+        a race with the check) is the stream's last event in both versions."""
+        if codec is V1:
+            try:
+                await executor.check_stream(operation, caller)
+            except A2AError as error:
+                return refuse(request_id, codec, error, method)
 
         def result(item: Task | TaskEvent) -> bytes:
             return sse.event(jsonrpc.result_response(request_id, codec.encode_stream_event(item)))

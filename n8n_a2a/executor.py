@@ -177,14 +177,7 @@ class Executor:
         if isinstance(operation, SubscribeToTask):
             # Listen first, then look: an event between the two is skipped by version.
             with self._events.subscribe(operation.task_id, stream.hear):
-                task = await self._owned(operation.task_id, caller)
-                if task.status.state.is_terminal:
-                    raise A2AError(
-                        ErrorCode.UNSUPPORTED_OPERATION,
-                        f"Task {task.id} is {task.status.state.value}: a finished task has no "
-                        "more events to subscribe to (GetTask shows it)",
-                    )
-                stream.begin(task)
+                stream.begin(await self._subscribable(operation.task_id, caller))
                 yield stream
             return
         self._admit()
@@ -193,6 +186,24 @@ class Executor:
             stream.begin(task)
             await self._start(task, operation, caller)
             yield stream
+
+    async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
+        """Raise now what `stream` would raise before its first event, changing nothing: a
+        caller told no at once gets a plain answer instead of a stream of one error."""
+        if isinstance(operation, SubscribeToTask):
+            await self._subscribable(operation.task_id, caller)
+        else:
+            self._admit()
+
+    async def _subscribable(self, task_id: str, caller: Caller) -> Task:
+        task = await self._owned(task_id, caller)
+        if task.status.state.is_terminal:
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"Task {task.id} is {task.status.state.value}: a finished task has no "
+                "more events to subscribe to (GetTask shows it)",
+            )
+        return task
 
     async def cancel(self, task_id: str, caller: Caller) -> Task:
         """Cancel a task that has not finished: it is `canceled` at once, its call cut."""

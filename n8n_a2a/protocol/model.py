@@ -114,6 +114,8 @@ class StatusUpdate:
     context_id: str
     status: TaskStatus
     sequence: int
+    #: What the change added to the task's metadata (its outcome, when it ends).
+    metadata: JSONObject | None = None
 
     @property
     def final(self) -> bool:

@@ -78,7 +78,9 @@ class MemoryTaskStore:
             events.append(ArtifactUpdate(task.id, task.context_id, change.artifact, sequence))
         status = TaskStatus(change.state, change.timestamp, change.message)
         sequence += 1
-        events.append(StatusUpdate(task.id, task.context_id, status, sequence))
+        events.append(
+            StatusUpdate(task.id, task.context_id, status, sequence, change.metadata or None)
+        )
         moved = replace(
             task,
             status=status,

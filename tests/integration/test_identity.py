@@ -75,9 +75,8 @@ async def v1_cancel(adapter: str, task_id: str, headers: Headers) -> dict[str, A
 
 
 async def v1_subscribe(adapter: str, task_id: str, headers: Headers) -> dict[str, Any]:
-    async with open_stream(adapter, call("SubscribeToTask", id=task_id), {**V1, **headers}) as s:
-        [event] = await s.rest()
-    return event
+    # A v1.0 subscription refused at once is a plain JSON-RPC error, not a stream.
+    return await rpc(adapter, call("SubscribeToTask", id=task_id), {**V1, **headers})
 
 
 async def v1_continue(adapter: str, task_id: str, headers: Headers) -> dict[str, Any]:

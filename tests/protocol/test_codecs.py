@@ -508,6 +508,16 @@ def test_v03_status_updates_validate_with_final(state: TaskState) -> None:
     assert core.status_update.status.state == a2a_pb2.TaskState.Value(f"TASK_STATE_{state.name}")
 
 
+def test_the_outcome_travels_in_the_status_update_that_ends_a_task() -> None:
+    update = replace(status_update(TaskState.FAILED), metadata={"outcome": "ESCALATED"})
+    parsed = v1_client_reads(update).status_update
+    assert dict(parsed.metadata) == {"outcome": "ESCALATED"}
+    v03 = v03_client_reads(update).result
+    assert isinstance(v03, v03_types.TaskStatusUpdateEvent)
+    assert v03.metadata == {"outcome": "ESCALATED"}
+    assert "metadata" not in V1.encode_stream_event(status_update(TaskState.WORKING))
+
+
 def test_v03_a_status_update_without_final_is_refused_by_the_models() -> None:
     result = V03.encode_stream_event(status_update(TaskState.COMPLETED))
     del result["final"]

@@ -93,7 +93,7 @@ async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory
     # The artifact comes before the status that ends the task, each with its number.
     assert done.events == (
         ArtifactUpdate(task.id, "c-1", done.task.artifacts[0], 2),
-        StatusUpdate(task.id, "c-1", done.task.status, 3),
+        StatusUpdate(task.id, "c-1", done.task.status, 3, {"outcome": "ANSWERED"}),
     )
     assert done.task.version == 3
     assert await store.get(task.id) == done.task
