@@ -133,16 +133,18 @@ class OidcVerifier:
         if token is None:
             raise AuthFailure(AuthReason.NO_TOKEN)
         try:
-            header = jwt.get_unverified_header(token)
-            unverified = jwt.decode(token, options={"verify_signature": False})
+            # One unverified read for the header and the issuer (PyJWT's base64 check is
+            # most of a verification's cost: a token is read twice, not three times).
+            unverified = jwt.decode_complete(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise AuthFailure(AuthReason.MALFORMED) from None
+        header, claimed = unverified["header"], unverified["payload"]
         algorithm = header.get("alg")
         if not isinstance(algorithm, str):
             raise AuthFailure(AuthReason.MALFORMED)
         if algorithm not in ALGORITHMS:
             raise AuthFailure(AuthReason.BAD_SIGNATURE)
-        if unverified.get("iss") != self.issuer:
+        if claimed.get("iss") != self.issuer:
             # Before any key look-up: another issuer's token costs no fetch.
             raise AuthFailure(AuthReason.WRONG_ISSUER)
         key = await self._key(header.get("kid"), algorithm)
@@ -253,7 +255,7 @@ class OidcVerifier:
                         body += chunk
                         if len(body) > _MAX_DOCUMENT_BYTES:
                             raise KeysUnavailable(f"{url} sent more than {_MAX_DOCUMENT_BYTES} B")
-            except httpx.HTTPError as error:
+            except (httpx.HTTPError, httpx.InvalidURL) as error:
                 raise KeysUnavailable(f"{url}: {error or type(error).__name__}") from None
             try:
                 return json.loads(body)

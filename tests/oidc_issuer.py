@@ -57,6 +57,8 @@ class LocalIssuer:
     extra_jwks: list[dict[str, Any]] = field(default_factory=list)
     down: bool = False
     key_fetches: int = 0
+    #: Where the discovery document says the keys are (None: this issuer's /jwks).
+    jwks_uri: str | None = None
 
     @property
     def current(self) -> SigningKey:
@@ -99,7 +101,7 @@ class LocalIssuer:
     def discovery(self) -> dict[str, Any]:
         return {
             "issuer": self.issuer,
-            "jwks_uri": f"{self.issuer}/jwks",
+            "jwks_uri": self.jwks_uri or f"{self.issuer}/jwks",
             "id_token_signing_alg_values_supported": ["RS256", "ES256"],
         }
 

@@ -45,23 +45,22 @@ async def issuer(nursery: trio.Nursery) -> LocalIssuer:
 
 
 @pytest.fixture
-async def start_verifier(nursery: trio.Nursery) -> AsyncIterator[VerifierFactory]:
-    """A verifier of the issuer whose keys are kept fresh in the background, as in serve."""
-    clients: list[httpx.AsyncClient] = []
+async def start_verifier() -> AsyncIterator[VerifierFactory]:
+    """A verifier of the issuer whose keys are kept fresh in the background, as in serve;
+    the background stops before its client closes, as open_verifier does it."""
+    async with httpx.AsyncClient() as client, trio.open_nursery() as background:
 
-    async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
-        settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE)
-        clients.append(httpx.AsyncClient())
-        options = {"clock": Clock(), "retry_seconds": 0.02, **options}
-        verifier = OidcVerifier(settings, clients[-1], **options)
-        nursery.start_soon(verifier.keep_fresh)
-        if wait:
-            await until(lambda: verifier.ready)
-        return verifier
+        async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
+            settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE)
+            options = {"clock": Clock(), "retry_seconds": 0.02, **options}
+            verifier = OidcVerifier(settings, client, **options)
+            background.start_soon(verifier.keep_fresh)
+            if wait:
+                await until(lambda: verifier.ready)
+            return verifier
 
-    yield start
-    for client in clients:
-        await client.aclose()
+        yield start
+        background.cancel_scope.cancel()
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -299,6 +298,31 @@ async def test_a_discovery_document_of_another_issuer_is_not_trusted(
     await until(lambda: bool(caplog.records))
     assert not verifier.ready
     assert "does not name ADAPTER_OIDC_ISSUER" in caplog.records[0].getMessage()
+
+
+@pytest.mark.parametrize(
+    ("jwks_uri", "said"),
+    [
+        ("ftp://keys.example/jwks", "has no http(s) jwks_uri"),
+        ("http://[::1/jwks", "jwks"),
+        ("http://127.0.0.1:9/jwks", "127.0.0.1:9/jwks"),
+    ],
+)
+async def test_keys_that_cannot_be_had_leave_the_verifier_not_ready_and_alive(
+    issuer: LocalIssuer,
+    start_verifier: VerifierFactory,
+    caplog: pytest.LogCaptureFixture,
+    jwks_uri: str,
+    said: str,
+) -> None:
+    issuer.jwks_uri = jwks_uri
+    verifier = await start_verifier(issuer.issuer, wait=False)
+    await until(lambda: bool(caplog.records))
+    assert said in caplog.records[0].getMessage()
+    await trio.sleep(0.1)  # retries, each failing the same way, none taking the verifier down
+    assert not verifier.ready
+    issuer.jwks_uri = None
+    await until(lambda: verifier.ready)
 
 
 def rsa_jwk(bits: int = 2048, **fields: Any) -> dict[str, Any]:
