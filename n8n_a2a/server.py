@@ -49,7 +49,9 @@ async def serve(
     config.graceful_timeout = settings.shutdown_grace + 5.0
     stopping = trio.Event()
     async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
-        table = TaskTable(settings.max_tasks, settings.task_ttl)
+        table = TaskTable(
+            settings.max_tasks, settings.task_ttl, max_stored_text=settings.max_stored_text
+        )
         metrics = Metrics()
         executor = Executor(
             calls,
