@@ -10,16 +10,13 @@ and leaves any other encoding to be judged off contract.
 
 from __future__ import annotations
 
-import collections
 import json
 import logging
 import ssl
-import typing
 import zlib
 from dataclasses import dataclass
 from types import TracebackType
 
-import httpcore
 import httpx
 import trio
 
@@ -27,6 +24,7 @@ from . import __version__
 from .config import Settings
 from .outcome import HttpReply, Outcome, TransportFailure, WebhookReply
 from .text import repair
+from .webhook_pool import StackPoolTransport
 
 #: The most of a reply that is read, decoded; a longer one is off contract anyway.
 MAX_REPLY_BYTES = 1024 * 1024
@@ -74,113 +72,6 @@ class Caller:
     trace_headers: tuple[tuple[str, str], ...] = ()
 
 
-class _StackPool(httpcore.AsyncConnectionPool):
-    """httpcore's connection pool, with bookkeeping that costs the same at any concurrency.
-
-    httpcore's own pool walks every connection it holds on each request and on each
-    reply, and polls the socket of every idle one (has_expired): its cost per call grows
-    with the calls under way. Here idle connections wait on a stack; a request takes the
-    newest that is still good, or opens one, and its reply's close gives it back. No limit
-    on connections: the executor's ADAPTER_MAX_CONCURRENT_CALLS bounds them.
-    """
-
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        # httpx's own default keep-alive expiry, which the transport would have passed.
-        super().__init__(ssl_context=ssl_context, max_connections=None, keepalive_expiry=5.0)
-        self._idle: collections.deque[httpcore.AsyncConnectionInterface] = collections.deque()
-
-    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
-        origin = request.url.origin
-        while True:
-            connection = await self._take(origin)
-            try:
-                response = await connection.handle_async_request(request)
-            except httpcore.ConnectionNotAvailable:
-                continue  # the server closed it just now: take another
-            except BaseException:
-                await self._give(connection)
-                raise
-            assert isinstance(response.stream, typing.AsyncIterable)
-            return httpcore.Response(
-                status=response.status,
-                headers=response.headers,
-                content=_GiveBackOnClose(response.stream, connection, self),
-                extensions=response.extensions,
-            )
-
-    async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
-        while self._idle:
-            connection = self._idle.pop()
-            if (
-                connection.can_handle_request(origin)
-                and connection.is_available()
-                and not connection.has_expired()
-            ):
-                return connection
-            await _close(connection)
-        return self.create_connection(origin)
-
-    async def _give(self, connection: httpcore.AsyncConnectionInterface) -> None:
-        if connection.is_idle():
-            self._idle.append(connection)
-        elif not connection.is_closed():
-            await _close(connection)
-        # The oldest idle connection is the one to go stale first: one look per call
-        # keeps the stack from holding connections the server has long closed.
-        if len(self._idle) > 1 and self._idle[0].has_expired():
-            await _close(self._idle.popleft())
-
-    async def aclose(self) -> None:
-        while self._idle:
-            await _close(self._idle.pop())
-        await super().aclose()
-
-
-class _GiveBackOnClose:
-    """A reply's body stream that gives its connection back to the pool when closed."""
-
-    def __init__(
-        self,
-        stream: typing.AsyncIterable[bytes],
-        connection: httpcore.AsyncConnectionInterface,
-        pool: _StackPool,
-    ) -> None:
-        self._stream = stream
-        self._connection = connection
-        self._pool = pool
-        self._closed = False
-
-    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
-        try:
-            async for part in self._stream:
-                yield part
-        except BaseException:
-            await self.aclose()
-            raise
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            with trio.CancelScope(shield=True):
-                closer = getattr(self._stream, "aclose", None)
-                if closer is not None:
-                    await closer()
-                await self._pool._give(self._connection)
-
-
-async def _close(connection: httpcore.AsyncConnectionInterface) -> None:
-    with trio.CancelScope(shield=True):
-        await connection.aclose()
-
-
-class _Transport(httpx.AsyncHTTPTransport):
-    """httpx's transport (its error mapping and all) over the stack pool."""
-
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        super().__init__(verify=ssl_context, trust_env=False)
-        self._pool = _StackPool(ssl_context)  # httpx 0.28 sends every request through _pool
-
-
 class WebhookClient:
     """Calls one webhook over a pooled httpx client; use as an async context manager."""
 
@@ -188,7 +79,7 @@ class WebhookClient:
         self._url = settings.webhook_url
         self._timeout = settings.webhook_timeout
         self._client = httpx.AsyncClient(
-            transport=_Transport(ssl.create_default_context(cafile=settings.ca_bundle)),
+            transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
             follow_redirects=False,
             timeout=httpx.Timeout(settings.webhook_timeout),
             trust_env=False,
