@@ -47,6 +47,7 @@ class Settings:
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024
     max_tasks: int = 10_000
+    max_stored_text: int = 8192
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
@@ -93,6 +94,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_concurrent_calls=_optional(environ, "ADAPTER_MAX_CONCURRENT_CALLS", 1024, _at_least(1)),
         max_queued_calls=_optional(environ, "ADAPTER_MAX_QUEUED_CALLS", 1024, _at_least(0)),
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
+        max_stored_text=_optional(environ, "ADAPTER_MAX_STORED_TEXT", 8192, _at_least(256)),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),

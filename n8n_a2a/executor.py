@@ -22,6 +22,7 @@ from typing import Protocol
 import trio
 
 from . import lifecycle
+from .keep import MAX_STORED_TEXT, check_ids, kept_message, kept_reply
 from .metrics import Metrics
 from .outcome import HttpReply, Outcome, Verdict, WebhookReply, classify
 from .protocol.errors import A2AError, ErrorCode
@@ -101,6 +102,7 @@ class Executor:
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
         stream_buffer: int = DEFAULT_BUFFER,
+        max_stored_text: int = MAX_STORED_TEXT,
     ) -> None:
         self._nursery = nursery
         self._store = store
@@ -116,6 +118,7 @@ class Executor:
         self._clock = clock
         self._drained = trio.Event()
         self._stream_buffer = stream_buffer
+        self._max_text = max_stored_text
 
     @property
     def accepting(self) -> bool:
@@ -262,8 +265,10 @@ class Executor:
         """A new task for a user's message, in SUBMITTED, on the message's context or a new one.
 
         A message that names a task continues it, which this agent never allows: its
-        tasks end in a terminal state and ask for no further input.
+        tasks end in a terminal state and ask for no further input. The task keeps the
+        message as `kept_message` makes it; the workflow gets all of it.
         """
+        check_ids(message)
         if message.task_id is not None:
             existing = await self._owned(message.task_id, caller)
             if message.context_id is not None and message.context_id != existing.context_id:
@@ -279,11 +284,13 @@ class Executor:
             )
         task_id = _new_id()
         context_id = message.context_id or _new_id()
+        kept, marks = kept_message(message, self._max_text)
         task = Task(
             id=task_id,
             context_id=context_id,
             status=TaskStatus(TaskState.SUBMITTED, self._clock()),
-            history=(replace(message, task_id=task_id, context_id=context_id),),
+            history=(replace(kept, task_id=task_id, context_id=context_id),),
+            metadata=marks,
             owner=caller.owner,
         )
         await self._store.create(task)
@@ -367,10 +374,11 @@ class Executor:
     async def _end(self, task_id: str, verdict: Verdict) -> Task | None:
         """End the task with the verdict; None if it has ended already (the move lost)."""
         task = await self._store.get(task_id)
+        text, marks = kept_reply(verdict.text, verdict.repaired, self._max_text, task.metadata)
         reply = Message(
             message_id=_new_id(),
             role=Role.AGENT,
-            parts=(Part(verdict.text),),
+            parts=(Part(text),),
             task_id=task.id,
             context_id=task.context_id,
             metadata={"outcome": verdict.outcome.value},
@@ -378,13 +386,13 @@ class Executor:
         state = lifecycle.state_for(verdict.outcome)
         answer = None
         if state is TaskState.COMPLETED:
-            answer = Artifact(_new_id(), "answer", (Part(verdict.text),))
+            answer = Artifact(_new_id(), "answer", (Part(text),))
         change = Change(
             state,
             self._clock(),
             message=reply,
             artifact=answer,
-            metadata={"outcome": verdict.outcome.value},
+            metadata={"outcome": verdict.outcome.value, **marks},
         )
         return await self._move(task_id, change, task)
 

@@ -116,6 +116,7 @@ async def serve(
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
+            max_stored_text=settings.max_stored_text,
             metrics=metrics,
         )
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))

@@ -26,6 +26,8 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.host, settings.port, settings.webhook_timeout) == ("0.0.0.0", 8080, 60.0)
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
+    assert settings.max_stored_text == 8192
+    assert load_settings({**GOOD, "ADAPTER_MAX_STORED_TEXT": "300"}).max_stored_text == 300
 
 
 @pytest.mark.parametrize(
@@ -48,6 +50,7 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_MAX_CONCURRENT_CALLS", "0", "at least 1"),
         ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_MAX_STORED_TEXT", "100", "at least 256"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),

@@ -268,6 +268,37 @@ async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() 
         assert (await executor.get(queued.id, Caller())).status.state is TaskState.COMPLETED
 
 
+def stored_texts(task: Task) -> list[str]:
+    """Every text the task holds: its messages' and its artifacts'."""
+    messages = [*task.history, *([task.status.message] if task.status.message else [])]
+    parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
+    return [part.text for part in parts]
+
+
+async def test_a_task_keeps_each_text_cut_at_its_limit() -> None:
+    class Long(ScriptedWorkflow):
+        async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+            self.calls.append(request)
+            body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500)
+            return HttpReply(200, body)
+
+    workflow = Long()
+    async with trio.open_nursery() as nursery:
+        executor = Executor(
+            nursery, MemoryTaskStore(), MemoryTaskEvents(), workflow, "s", max_stored_text=100
+        )
+        await nursery.start(executor.listen)
+        done = await executor.send(message("x" * 500, blocking=True), Caller())
+        nursery.cancel_scope.cancel()
+    assert workflow.calls[0].text == "x" * 500  # the workflow gets all of it
+    assert done.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
+    assert (
+        stored_texts(done)
+        == ["x" * 100 + "[... cut at 100 characters]"]
+        + ["y" * 100 + "[... cut at 100 characters]"] * 3
+    )
+
+
 async def test_cancel_of_a_finished_task_is_32002_and_of_an_unknown_one_32001() -> None:
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         task = await executor.send(message("done", blocking=True), Caller())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +22,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
     TaskStatus,
 )
+from n8n_a2a.protocol.versions import V1
 from n8n_a2a.store import Change, TaskStore
 from n8n_a2a.store.memory import MemoryTaskStore
 
@@ -236,3 +238,37 @@ async def test_a_foreign_page_token_is_invalid_params(make_store: StoreFactory, 
     with pytest.raises(A2AError) as raised:
         await make_store().list(ListTasks(page_token=token), None)
     assert raised.value.code is ErrorCode.INVALID_PARAMS
+
+
+async def big_tasks(store: TaskStore, clock: Callable[[], datetime], count: int) -> list[str]:
+    return [await finished(store, clock, f"{n:04d}" + "z" * 20_000) for n in range(count)]
+
+
+async def test_a_page_is_bounded_in_bytes_and_its_token_goes_on(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock, max_page_bytes=200_000)
+    ids = await big_tasks(store, clock, 30)
+    seen: list[str] = []
+    token = None
+    while True:
+        query = ListTasks(page_size=100, page_token=token, include_artifacts=True)
+        page = await store.list(query, None)
+        assert 0 < len(page.tasks) < 30 and page.total_size == 30
+        # The estimate errs on the large side: an encoded page stays within the budget.
+        encoded = json.dumps(V1.encode_page(page), ensure_ascii=False).encode()
+        assert len(encoded) <= 200_000
+        seen += [task.id for task in page.tasks]
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == ids[::-1]
+
+
+async def test_a_page_holds_at_least_one_task_however_big(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock, max_page_bytes=1000)
+    ids = await big_tasks(store, clock, 2)
+    first = await store.list(ListTasks(page_size=100), None)
+    assert [task.id for task in first.tasks] == [ids[1]]
+    rest = await store.list(ListTasks(page_size=100, page_token=first.next_page_token), None)
+    assert [task.id for task in rest.tasks] == [ids[0]] and rest.next_page_token == ""
