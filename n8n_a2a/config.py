@@ -52,6 +52,8 @@ class Settings:
     stream_keepalive: float = 15.0
     require_token: bool = False
     ready_check_webhook: bool = False
+    allow_input_required: bool = False
+    input_ttl: float = 86400.0
     log_level: str = "INFO"
     log_format: str = "auto"
 
@@ -89,6 +91,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
+        allow_input_required=_optional(environ, "ADAPTER_ALLOW_INPUT_REQUIRED", False, _boolean),
+        input_ttl=_optional(environ, "ADAPTER_INPUT_TTL", 86400.0, _seconds),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
     )

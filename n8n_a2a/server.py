@@ -95,6 +95,8 @@ async def serve(
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
             metrics=metrics,
+            input_required=settings.allow_input_required,
+            input_ttl=settings.input_ttl,
         )
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
 
