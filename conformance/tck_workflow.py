@@ -9,9 +9,9 @@ runs with ADAPTER_ALLOW_INPUT_REQUIRED=true). The kit's follow-up message on suc
 task carries another prefix (`tck-complete-task`, ...), which answers it.
 
 Scenarios the contract cannot express (a direct Message, rejected, file or data
-artifacts, streaming) get the nearest honest contract reply, noted per prefix below:
-the adapter then answers a correct A2A task, just not the one the scenario asks for,
-and the TCK counts that requirement as failed.
+artifacts, a chunked artifact) get the nearest honest contract reply, noted per prefix
+below: the adapter then answers a correct A2A task, just not the one the scenario asks
+for, and the TCK counts that requirement as failed.
 
     python -m conformance.tck_workflow --port 8701
     # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck \
@@ -59,14 +59,17 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     # Not expressible: rejected. Escalation, "a person must take over", is the
     # nearest: the task fails, it is not rejected.
     "tck-reject-task": _escalate("rejected"),
-    # Streaming scenarios: the text each would stream, answered whole.
-    "tck-stream-artifact-chunked": _answer("chunk-1 chunk-2"),
+    # Streaming scenarios: the adapter streams the task, `working`, the answer as an
+    # artifact and `completed`, as these ask.
     "tck-stream-artifact-text": _answer("Streamed text content"),
-    "tck-stream-artifact-file": _answer("output.txt (text/plain): tck"),
     "tck-stream-ordering-001": _answer("Ordered output"),
     "tck-stream-001": _answer("Stream hello from TCK"),
-    "tck-stream-002": _answer("Stream message-only"),
     "tck-stream-003": _answer("Stream task lifecycle"),
+    # Not expressible: two chunks of one artifact (the answer is one artifact), a
+    # file artifact, a message-only stream (every reply becomes a Task).
+    "tck-stream-artifact-chunked": _answer("chunk-1 chunk-2"),
+    "tck-stream-artifact-file": _answer("output.txt (text/plain): tck"),
+    "tck-stream-002": _answer("Stream message-only"),
 }
 
 

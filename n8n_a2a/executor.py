@@ -26,6 +26,7 @@ from typing import Protocol
 import trio
 
 from . import lifecycle
+from .keep import MAX_STORED_TEXT, check_ids, kept_message, kept_reply
 from .metrics import Metrics
 from .outcome import HttpReply, Outcome, Verdict, WebhookReply, classify
 from .protocol.errors import A2AError, ErrorCode
@@ -105,6 +106,7 @@ class Executor:
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
         stream_buffer: int = DEFAULT_BUFFER,
+        max_stored_text: int = MAX_STORED_TEXT,
         input_required: bool = False,
         input_ttl: float = 86400.0,
     ) -> None:
@@ -122,6 +124,7 @@ class Executor:
         self._clock = clock
         self._drained = trio.Event()
         self._stream_buffer = stream_buffer
+        self._max_text = max_stored_text
         self._input_required = input_required
         self._input_ttl = input_ttl
         # Tasks waiting for input: id -> (its version as it began to wait, the trio time its
@@ -160,16 +163,17 @@ class Executor:
                 await self._drained.wait()
                 nursery.cancel_scope.cancel()
 
-    async def get(self, task_id: str, history_length: int | None = None) -> Task:
-        return (await self._store.get(task_id)).with_history_length(history_length)
+    async def get(self, task_id: str, caller: Caller, history_length: int | None = None) -> Task:
+        return (await self._owned(task_id, caller)).with_history_length(history_length)
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        return await self._store.list(query)
+    async def list(self, query: ListTasks, caller: Caller) -> TaskPage:
+        """The caller's own tasks: nobody lists another's."""
+        return await self._store.list(query, caller.owner)
 
     async def send(self, operation: SendMessage, caller: Caller) -> Task:
         """Submit a task for the message; a blocking send waits until it is terminal."""
         self._admit()
-        task = await self._submit(operation.message)
+        task = await self._submit(operation.message, caller)
         if not operation.blocking:
             return (await self._start(task, operation, caller)).with_history_length(
                 operation.history_length
@@ -183,7 +187,7 @@ class Executor:
         with self._events.subscribe(task.id, hear):
             await self._start(task, operation, caller)
             await ended.wait()
-        return await self.get(task.id, operation.history_length)
+        return await self.get(task.id, caller, operation.history_length)
 
     @asynccontextmanager
     async def stream(
@@ -195,25 +199,41 @@ class Executor:
         if isinstance(operation, SubscribeToTask):
             # Listen first, then look: an event between the two is skipped by version.
             with self._events.subscribe(operation.task_id, stream.hear):
-                task = await self._store.get(operation.task_id)
-                if task.status.state.is_terminal:
-                    raise A2AError(
-                        ErrorCode.UNSUPPORTED_OPERATION,
-                        f"Task {task.id} is {task.status.state.value}: a finished task has no "
-                        "more events to subscribe to (GetTask shows it)",
-                    )
-                stream.begin(task)
+                stream.begin(await self._subscribable(operation.task_id, caller))
                 yield stream
             return
         self._admit()
-        task = await self._submit(operation.message)
+        task = await self._submit(operation.message, caller)
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
             await self._start(task, operation, caller)
             yield stream
 
-    async def cancel(self, task_id: str) -> Task:
+    async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
+        """Raise now what `stream` would raise before its first event, changing nothing: a
+        caller told no at once gets a plain answer instead of a stream of one error."""
+        if isinstance(operation, SubscribeToTask):
+            await self._subscribable(operation.task_id, caller)
+            return
+        self._admit()
+        message = operation.message
+        if message.task_id is not None:
+            check_ids(message)
+            _check_turn(await self._owned(message.task_id, caller), message)
+
+    async def _subscribable(self, task_id: str, caller: Caller) -> Task:
+        task = await self._owned(task_id, caller)
+        if task.status.state.is_terminal:
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"Task {task.id} is {task.status.state.value}: a finished task has no "
+                "more events to subscribe to (GetTask shows it)",
+            )
+        return task
+
+    async def cancel(self, task_id: str, caller: Caller) -> Task:
         """Cancel a task that has not finished: it is `canceled` at once, its call cut."""
+        await self._owned(task_id, caller)
         moved = await self._end(task_id, CANCELED)
         if moved is None:
             task = await self._store.get(task_id)
@@ -244,6 +264,15 @@ class Executor:
         self._drained.set()
         return Drained(finished=under_way - cut, cut=cut)
 
+    async def _owned(self, task_id: str, caller: Caller) -> Task:
+        """The task, if the caller owns it; TASK_NOT_FOUND alike for an unknown id and for
+        another's task, so that nobody learns which ids exist (spec §13.1). Every operation
+        on a task the caller names goes through here."""
+        task = await self._store.get(task_id)
+        if task.owner != caller.owner:
+            raise A2AError.task_not_found(task_id)
+        return task
+
     def _admit(self) -> None:
         if not self._accepting:
             raise A2AError(
@@ -257,40 +286,44 @@ class Executor:
                 "retry later",
             )
 
-    async def _submit(self, message: Message) -> Task:
+    async def _submit(self, message: Message, caller: Caller) -> Task:
         """The message's task, in SUBMITTED: a new one, on the message's context or a new
-        one, or the task the message names, when that task waits for input."""
+        one, or the task the message names, when that task waits for input. The task keeps
+        the message as `kept_message` makes it; the workflow gets all of it."""
+        check_ids(message)
         if message.task_id is not None:
-            return await self._next_turn(message, message.task_id)
+            return await self._next_turn(message, message.task_id, caller)
         task_id = _new_id()
         context_id = message.context_id or _new_id()
+        kept, marks = kept_message(message, self._max_text)
         task = Task(
             id=task_id,
             context_id=context_id,
             status=TaskStatus(TaskState.SUBMITTED, self._clock()),
-            history=(replace(message, task_id=task_id, context_id=context_id),),
+            history=(replace(kept, task_id=task_id, context_id=context_id),),
+            metadata=marks,
+            owner=caller.owner,
         )
         await self._store.create(task)
         return task
 
-    async def _next_turn(self, message: Message, task_id: str) -> Task:
+    async def _next_turn(self, message: Message, task_id: str, caller: Caller) -> Task:
         """The next turn of a task that asked for input: the caller's message joins its
         history and the task is `submitted` again. Any other task refuses the message."""
-        task = await self._store.get(task_id)
-        if message.context_id is not None and message.context_id != task.context_id:
-            raise A2AError.invalid_params(
-                f"Task {task.id} belongs to another context than "
-                f"message.contextId {message.context_id!r}"
-            )
-        if task.status.state is TaskState.INPUT_REQUIRED:
-            turn = replace(message, task_id=task.id, context_id=task.context_id)
-            change = Change(TaskState.SUBMITTED, self._clock(), history=(turn,))
-            moved = await self._move(task.id, change, task, from_version=task.version)
-            if moved is not None:
-                return moved
+        task = await self._owned(task_id, caller)
+        _check_turn(task, message)
+        kept, marks = kept_message(message, self._max_text)
+        turn = replace(kept, task_id=task.id, context_id=task.context_id)
+        # What was cut or repaired of this message adds to the task's earlier marks.
+        metadata = {mark: [*task.metadata.get(mark, ()), *made] for mark, made in marks.items()}
+        change = Change(
+            TaskState.SUBMITTED, self._clock(), metadata=metadata or None, history=(turn,)
+        )
+        moved = await self._move(task.id, change, task, from_version=task.version)
+        if moved is None:
             # Another message, a cancel or the end of the wait came first.
-            task = await self._store.get(task.id)
-        raise _takes_no_message(task)
+            raise _takes_no_message(await self._store.get(task.id))
+        return moved
 
     async def _start(self, task: Task, operation: SendMessage, caller: Caller) -> Task:
         """Start the task's call; with a free slot the task is `working` when this returns."""
@@ -416,10 +449,11 @@ class Executor:
         """End the task's turn with the verdict: the state it earns, the agent's message (and
         the answer, when completed); None if the move lost (the task has ended already)."""
         task = await self._store.get(task_id)
+        text, marks = kept_reply(verdict.text, verdict.repaired, self._max_text, task.metadata)
         reply = Message(
             message_id=_new_id(),
             role=Role.AGENT,
-            parts=(Part(verdict.text),),
+            parts=(Part(text),),
             task_id=task.id,
             context_id=task.context_id,
             metadata={"outcome": verdict.outcome.value},
@@ -427,13 +461,13 @@ class Executor:
         state = lifecycle.state_for(verdict.outcome)
         answer = None
         if state is TaskState.COMPLETED:
-            answer = Artifact(_new_id(), "answer", (Part(verdict.text),))
+            answer = Artifact(_new_id(), "answer", (Part(text),))
         change = Change(
             state,
             self._clock(),
             message=reply,
             artifact=answer,
-            metadata={"outcome": verdict.outcome.value},
+            metadata={"outcome": verdict.outcome.value, **marks},
         )
         return await self._move(task_id, change, task, from_version=from_version)
 
@@ -492,6 +526,17 @@ class Executor:
 
 def _new_id() -> str:
     return str(uuid.uuid4())
+
+
+def _check_turn(task: Task, message: Message) -> None:
+    """Raise unless `message` may be the next turn of `task`: its context, and a question."""
+    if message.context_id is not None and message.context_id != task.context_id:
+        raise A2AError.invalid_params(
+            f"Task {task.id} belongs to another context than "
+            f"message.contextId {message.context_id!r}"
+        )
+    if task.status.state is not TaskState.INPUT_REQUIRED:
+        raise _takes_no_message(task)
 
 
 def _takes_no_message(task: Task) -> A2AError:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from .identity import AuthReason
 from .outcome import Outcome
 
 #: The content type of `GET /metrics`.
@@ -16,7 +17,8 @@ _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 
 
 class Metrics:
-    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC."""
+    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC,
+    streams, refused tokens."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -40,6 +42,14 @@ class Metrics:
             ["method", "code"],
             registry=self.registry,
         )
+        self._auth_failures = Counter(
+            "n8n_a2a_auth_failures",
+            "Requests refused for their token (HTTP 401), by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in AuthReason:
+            self._auth_failures.labels(reason.value)
         self._streams = Gauge(
             "n8n_a2a_streams_open", "Event streams open now.", registry=self.registry
         )
@@ -78,6 +88,9 @@ class Metrics:
     def request_answered(self, method: str, code: int) -> None:
         """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
         self._requests.labels(method, str(code)).inc()
+
+    def auth_failed(self, reason: AuthReason) -> None:
+        self._auth_failures.labels(reason.value).inc()
 
     def stream_opened(self) -> None:
         self._streams.inc()

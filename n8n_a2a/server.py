@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -19,6 +21,9 @@ from .metrics import Metrics
 from .protocol.versions import SUPPORTED
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
+
+if TYPE_CHECKING:
+    from .auth import OidcVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +64,19 @@ def listen(config: Config, settings: Settings) -> Sockets:
     return sockets
 
 
+@asynccontextmanager
+async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | None]:
+    """With ADAPTER_OIDC_ISSUER, the verifier whose keys load in the background; else none."""
+    if settings.oidc_issuer is None:
+        yield None
+        return
+    # The oidc extra: imported only when an issuer is set, so the base install runs without it.
+    from .auth import open_verifier
+
+    async with open_verifier(settings) as verifier:
+        yield verifier
+
+
 async def serve(
     settings: Settings,
     *,
@@ -83,7 +101,11 @@ async def serve(
     stopping = trio.Event()
     reason = "the server stopped"
     drained = Drained(finished=0, cut=0)
-    async with WebhookClient(settings) as webhook, trio.open_nursery() as calls:
+    async with (
+        WebhookClient(settings) as webhook,
+        _token_verifier(settings) as verifier,
+        trio.open_nursery() as calls,
+    ):
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
         metrics = Metrics()
         executor = Executor(
@@ -94,6 +116,7 @@ async def serve(
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
+            max_stored_text=settings.max_stored_text,
             metrics=metrics,
             input_required=settings.allow_input_required,
             input_ttl=settings.input_ttl,
@@ -111,7 +134,9 @@ async def serve(
             await stopping.wait()
             drained = await executor.drain(settings.shutdown_grace)
 
-        app = wrap_app(create_app(settings, executor, metrics), config.wsgi_max_body_size, None)
+        app = wrap_app(
+            create_app(settings, executor, metrics, verifier), config.wsgi_max_body_size, None
+        )
 
         async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:
             # Hypercorn stops listening and waits for the requests under way while the

@@ -142,7 +142,7 @@ def cancel_now(executor: Executor, task_id: str, canceled: list[Task]) -> Callab
 
     def cancel() -> None:
         try:
-            executor.cancel(task_id).send(None)
+            executor.cancel(task_id, Caller()).send(None)
         except StopIteration as done:
             canceled.append(done.value)
 
@@ -178,7 +178,7 @@ async def test_cancel_in_the_tick_a_queued_task_gets_its_slot() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert hook.steps >= 2 and canceled
-        assert (await executor.get(queued.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.CANCELED
         assert [call.text for call in workflow.calls] == ["first"]  # never called
         assert executor.in_flight == 0 and executor.queued == 0
         # And the executor still serves.
@@ -201,7 +201,7 @@ async def test_a_cut_beats_a_verdict_in_the_same_tick() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert done.status.state is TaskState.CANCELED
         assert done.metadata == {"outcome": "CANCELED"}
         assert done.artifacts == ()
@@ -231,7 +231,7 @@ async def test_a_cancel_at_the_end_of_the_drain_grace(autojump_clock: trio.abc.C
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        assert (await executor.get(task.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.CANCELED
         # The blocked sender got the shutdown answer, not a reset.
         [other] = sent
         assert (other.status.state, other.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
@@ -251,7 +251,7 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
             await trio.sleep(5)
         finally:
             trio.lowlevel.remove_instrument(hook)
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert (done.status.state, done.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
 
 
@@ -280,17 +280,48 @@ async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() 
             with pytest.raises(SubscriberTooSlow) as raised:
                 await slow.next()
             assert raised.value.code is ErrorCode.SERVER_BUSY
-        assert (await executor.get(queued.id)).status.state is TaskState.COMPLETED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.COMPLETED
+
+
+def stored_texts(task: Task) -> list[str]:
+    """Every text the task holds: its messages' and its artifacts'."""
+    messages = [*task.history, *([task.status.message] if task.status.message else [])]
+    parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
+    return [part.text for part in parts]
+
+
+async def test_a_task_keeps_each_text_cut_at_its_limit() -> None:
+    class Long(ScriptedWorkflow):
+        async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+            self.calls.append(request)
+            body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500)
+            return HttpReply(200, body)
+
+    workflow = Long()
+    async with trio.open_nursery() as nursery:
+        executor = Executor(
+            nursery, MemoryTaskStore(), MemoryTaskEvents(), workflow, "s", max_stored_text=100
+        )
+        await nursery.start(executor.listen)
+        done = await executor.send(message("x" * 500, blocking=True), Caller())
+        nursery.cancel_scope.cancel()
+    assert workflow.calls[0].text == "x" * 500  # the workflow gets all of it
+    assert done.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
+    assert (
+        stored_texts(done)
+        == ["x" * 100 + "[... cut at 100 characters]"]
+        + ["y" * 100 + "[... cut at 100 characters]"] * 3
+    )
 
 
 async def test_cancel_of_a_finished_task_is_32002_and_of_an_unknown_one_32001() -> None:
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         task = await executor.send(message("done", blocking=True), Caller())
         with pytest.raises(A2AError) as raised:
-            await executor.cancel(task.id)
+            await executor.cancel(task.id, Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_CANCELABLE
         with pytest.raises(A2AError) as raised:
-            await executor.cancel("nope")
+            await executor.cancel("nope", Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_FOUND
 
 
@@ -337,7 +368,7 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                 async def cancel(task_id: str = task.id) -> None:
                     await trio.sleep(rng.random() * 0.01)
                     try:
-                        await executor.cancel(task_id)
+                        await executor.cancel(task_id, Caller())
                     except A2AError as error:
                         assert error.code is ErrorCode.TASK_NOT_CANCELABLE
 
@@ -350,11 +381,58 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                     storm.start_soon(cancel)
         workflow.release_all()
         await executor.drain(0.05)
-        states = {(await executor.get(t.id)).status.state for t in sent}
+        states = {(await executor.get(t.id, Caller())).status.state for t in sent}
         assert all(state.is_terminal for state in states)
-        page = await executor.list(ListTasks(page_size=100))
+        page = await executor.list(ListTasks(page_size=100), Caller())
         assert page.total_size == 60
         assert executor.in_flight == 0 and executor.queued == 0
+
+
+ALICE = Caller("alice-token", owner="token:alice")
+BOB = Caller("bob-token", owner="token:bob")
+
+
+async def refusal(
+    attempt: Callable[[str, Caller], Any], task_id: str, caller: Caller
+) -> tuple[ErrorCode, str]:
+    """The code and message an attempt on `task_id` is refused with (its id masked)."""
+    with pytest.raises(A2AError) as raised:
+        await attempt(task_id, caller)
+    return raised.value.code, raised.value.message.replace(task_id, "<id>")
+
+
+async def test_a_task_is_its_owners_alone() -> None:
+    """Another caller gets exactly what an unknown id gets, whatever it asks of the task."""
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("hold"), ALICE)
+        assert task.owner == "token:alice"
+
+        async def subscribe(task_id: str, caller: Caller) -> None:
+            async with executor.stream(SubscribeToTask(task_id), caller):
+                pass
+
+        def continue_(task_id: str, caller: Caller) -> Any:
+            naming = Message("m-more", Role.USER, (Part("more"),), task_id, task.context_id)
+            return executor.send(SendMessage(naming), caller)
+
+        attempts = [
+            lambda task_id, caller: executor.get(task_id, caller),
+            lambda task_id, caller: executor.cancel(task_id, caller),
+            subscribe,
+            continue_,
+        ]
+        for caller in (BOB, Caller()):  # another owner, and the anonymous caller
+            for attempt in attempts:
+                foreign = await refusal(attempt, task.id, caller)
+                assert foreign == await refusal(attempt, "t-unknown", caller)
+                assert foreign[0] is ErrorCode.TASK_NOT_FOUND
+            assert (await executor.list(ListTasks(), caller)).total_size == 0
+        await trio.testing.wait_all_tasks_blocked()
+        assert [call.text for call in workflow.calls] == ["hold"]  # no attempt reached it
+        assert [t.id for t in (await executor.list(ListTasks(), ALICE)).tasks] == [task.id]
+        assert (await executor.get(task.id, ALICE)).status.state is TaskState.WORKING
+        assert (await executor.cancel(task.id, ALICE)).status.state is TaskState.CANCELED
 
 
 # Tasks that ask for input (ADAPTER_ALLOW_INPUT_REQUIRED) and their next turns.
@@ -468,7 +546,7 @@ async def test_a_message_for_a_task_that_does_not_wait_for_input_is_refused() ->
         with pytest.raises(A2AError) as raised:
             await executor.send(reply_to(asked, "x", context_id="c-other"), Caller())
         assert raised.value.code is ErrorCode.INVALID_PARAMS
-        finished = await executor.get(running.id)
+        finished = await executor.get(running.id, Caller())
         with pytest.raises(A2AError) as raised:
             await executor.send(reply_to(finished, "more"), Caller())
         assert raised.value.code is ErrorCode.UNSUPPORTED_OPERATION
@@ -476,7 +554,7 @@ async def test_a_message_for_a_task_that_does_not_wait_for_input_is_refused() ->
         with pytest.raises(A2AError) as raised:
             await executor.send(reply_to(replace_id(asked, "nope"), "x"), Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_FOUND
-        assert (await executor.get(asked.id)).status.state is TaskState.INPUT_REQUIRED
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.INPUT_REQUIRED
         assert sorted(c.text for c in workflow.calls) == ["ask", "hold"]
 
 
@@ -497,7 +575,7 @@ async def test_a_next_turn_waits_for_a_call_slot_like_a_new_task() -> None:
         workflow.release("hold")
         workflow.release("flour")
         await trio.testing.wait_all_tasks_blocked()
-        assert (await executor.get(asked.id)).status.state is TaskState.COMPLETED
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.COMPLETED
 
 
 async def test_each_turn_streams_until_its_own_final_event() -> None:
@@ -545,10 +623,10 @@ async def test_a_task_that_waits_too_long_fails_and_its_listeners_hear_it(
         asked = await executor.send(reply_to(asked, "ask: how many?", blocking=True), Caller())
         async with executor.stream(SubscribeToTask(asked.id), Caller()) as subscription:
             await trio.sleep(59)
-            assert (await executor.get(asked.id)).status.state is TaskState.INPUT_REQUIRED
+            assert (await executor.get(asked.id, Caller())).status.state is TaskState.INPUT_REQUIRED
             await trio.sleep(2)
             [expired] = [event async for event in events_of(subscription)]
-        done = await executor.get(asked.id)
+        done = await executor.get(asked.id, Caller())
         assert isinstance(expired, StatusUpdate) and expired.status == done.status
         assert (done.status.state, done.metadata) == (
             TaskState.FAILED,
@@ -570,15 +648,15 @@ async def test_cancel_of_a_waiting_task_ends_it_and_its_wait(
     workflow = ScriptedWorkflow(everything=True)
     async with executor_for(workflow, input_required=True, input_ttl=60) as executor:
         asked = await executor.send(message("ask", blocking=True), Caller())
-        canceled = await executor.cancel(asked.id)
+        canceled = await executor.cancel(asked.id, Caller())
         assert (canceled.status.state, canceled.metadata) == (
             TaskState.CANCELED,
             {"outcome": "CANCELED"},
         )
         await trio.sleep(120)
-        assert await executor.get(asked.id) == canceled
+        assert await executor.get(asked.id, Caller()) == canceled
         with pytest.raises(A2AError) as raised:
-            await executor.cancel(asked.id)
+            await executor.cancel(asked.id, Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_CANCELABLE
 
 
@@ -587,7 +665,7 @@ async def test_a_shutdown_leaves_a_waiting_task_alone() -> None:
         asked = await executor.send(message("ask", blocking=True), Caller())
         drained = await executor.drain(1.0)
         assert (drained.finished, drained.cut) == (0, 0)
-        assert await executor.get(asked.id) == asked
+        assert await executor.get(asked.id, Caller()) == asked
 
 
 async def test_one_log_line_and_one_count_per_turn(
@@ -603,7 +681,7 @@ async def test_one_log_line_and_one_count_per_turn(
         await executor.send(reply_to(asked, "ask: how many?", blocking=True), Caller())
         await trio.sleep(61)
         other = await executor.send(message("ask", blocking=True), Caller())
-        await executor.cancel(other.id)
+        await executor.cancel(other.id, Caller())
     lines = [getattr(r, "fields") for r in caplog.records if hasattr(r, "fields")]  # noqa: B009
     assert [(f["task_id"], f["turn"], f["outcome"], f["state"]) for f in lines] == [
         (asked.id, 1, "INPUT_REQUIRED", "input-required"),
@@ -640,12 +718,12 @@ async def test_a_cancel_between_a_next_turns_read_and_its_move_wins() -> None:
 
         nursery.start_soon(next_turn)
         await store.reached.wait()
-        canceled = await executor.cancel(asked.id)
+        canceled = await executor.cancel(asked.id, Caller())
         store.gate.set()
     [error] = refused
     assert error.code is ErrorCode.UNSUPPORTED_OPERATION
     assert f"Task {asked.id} is canceled and takes no further messages" in error.message
-    assert await executor.get(asked.id) == canceled
+    assert await executor.get(asked.id, Caller()) == canceled
     assert [call.text for call in workflow.calls] == ["ask"]
 
 
@@ -662,7 +740,7 @@ async def test_a_cancel_that_read_the_waiting_task_still_cuts_the_next_turn() ->
         answered: list[Task] = []
 
         async def cancel() -> None:
-            canceled.append(await executor.cancel(asked.id))
+            canceled.append(await executor.cancel(asked.id, Caller()))
 
         async def next_turn() -> None:
             answered.append(await executor.send(reply_to(asked, "flour", blocking=True), Caller()))
@@ -671,7 +749,7 @@ async def test_a_cancel_that_read_the_waiting_task_still_cuts_the_next_turn() ->
         await store.reached.wait()  # the cancel read the task waiting for input
         nursery.start_soon(next_turn)
         await trio.testing.wait_all_tasks_blocked()
-        assert (await executor.get(asked.id)).status.state is TaskState.WORKING
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.WORKING
         store.gate.set()  # its compare-and-set loses; it reads again and cuts the turn
     assert canceled[0].status.state is TaskState.CANCELED
     assert answered == canceled
@@ -699,7 +777,7 @@ async def test_the_end_of_a_wait_between_a_next_turns_read_and_its_move_wins(
         nursery.start_soon(next_turn)
         await store.reached.wait()
         await trio.sleep(2)  # the wait runs out while the turn's move is on its way
-        assert (await executor.get(asked.id)).metadata == {"outcome": "INPUT_EXPIRED"}
+        assert (await executor.get(asked.id, Caller())).metadata == {"outcome": "INPUT_EXPIRED"}
         store.gate.set()
     [error] = refused
     assert f"Task {asked.id} is failed and takes no further messages" in error.message
@@ -719,12 +797,12 @@ async def test_a_next_turn_beats_the_end_of_a_wait_that_read_the_task_before_it(
         assert turn.status.state is TaskState.WORKING
         store.gate.set()  # its compare-and-set loses: the turn goes on
         await trio.testing.wait_all_tasks_blocked()
-        assert (await executor.get(asked.id)).status.state is TaskState.WORKING
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.WORKING
         async with executor.stream(SubscribeToTask(asked.id), Caller()) as subscription:
             workflow.release("flour")
             heard = [status_of(event) async for event in events_of(subscription)]
         assert heard == ["artifact", "completed"]
-    done = await executor.get(asked.id)
+    done = await executor.get(asked.id, Caller())
     assert (done.status.state, done.metadata) == (TaskState.COMPLETED, {"outcome": "ANSWERED"})
 
 
@@ -765,6 +843,6 @@ async def test_of_two_next_turns_at_once_one_wins_and_the_other_hears_why(
         assert error.code is ErrorCode.UNSUPPORTED_OPERATION
         assert f"Task {asked.id} {why}" in error.message
         workflow.release(second)
-    after = await executor.get(asked.id)
+    after = await executor.get(asked.id, Caller())
     assert said(after)[2:] == [(Role.USER, second), (Role.AGENT, second)]
     assert [call.text for call in workflow.calls] == ["ask", second]

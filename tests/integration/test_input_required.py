@@ -139,6 +139,20 @@ async def test_a_message_for_a_running_task_is_refused_naming_its_state(
     assert len(stub.received) == 1
 
 
+async def test_a_streamed_message_for_a_running_task_is_refused_in_each_versions_way(
+    asking: str,
+) -> None:
+    running = (await rpc(asking, send_v1("hold", returnImmediately=True), V1))["result"]["task"]
+    # v1.0: a plain JSON-RPC error, before any stream; v0.3: the stream's one error event.
+    refused = await rpc(asking, naming(streaming(send_v1("more")), running, context=True), V1)
+    assert refused["error"]["code"] == -32004
+    assert f"Task {running['id']} is working" in refused["error"]["message"]
+    async with open_stream(asking, naming(streaming(send_v03("more")), running, context=True)) as s:
+        [event] = await s.rest()
+    assert event["error"]["code"] == -32004
+    await rpc(asking, call("CancelTask", id=running["id"]), V1)
+
+
 async def test_cancel_of_a_waiting_task(asking: str) -> None:
     asked = (await rpc(asking, send_v1(QUESTION), V1))["result"]["task"]
     canceled = (await rpc(asking, call("CancelTask", id=asked["id"]), V1))["result"]

@@ -14,6 +14,7 @@ from conformance import table, tck_workflow
 from tests.conftest import AdapterFactory
 from tests.integration.test_endpoint import V1, rpc
 from tests.integration.test_lifecycle import call
+from tests.integration.test_streaming import kinds_v1, open_stream
 
 pytestmark = pytest.mark.not_a_client
 
@@ -102,7 +103,8 @@ async def test_the_tck_workflow_drives_the_kits_input_required_fixtures(
     nursery: trio.Nursery, start_adapter: AdapterFactory
 ) -> None:
     """What the kit's create_working_task and create_multiturn_task do, and the
-    requirements built on them: CORE-CANCEL-001, CORE-MULTI-005, CORE-HIST-002."""
+    requirements built on them: CORE-CANCEL-001, CORE-MULTI-005, CORE-HIST-002, and the
+    subscriptions to a waiting task of STREAM-SUB-001/002 and STREAM-ORDER-002 to -004."""
     [url] = await nursery.start(tck_workflow.serve_workflow, "127.0.0.1", 0)
     adapter = await start_adapter(f"{url}/webhook/tck", allow_input_required=True)
 
@@ -131,6 +133,20 @@ async def test_the_tck_workflow_drives_the_kits_input_required_fixtures(
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     fetched = (await rpc(adapter, call("GetTask", id=done["id"], history_length=1), V1))["result"]
     assert [m["parts"][0]["text"] for m in fetched["history"]] == ["Hello from TCK"]
+
+    working = await send("tck-input-required-4")
+    subscribe = call("SubscribeToTask", id=working["id"])
+    async with (
+        open_stream(adapter, subscribe, V1) as first,
+        open_stream(adapter, subscribe, V1) as second,
+    ):
+        heads = [await first.next(), await second.next()]
+        assert heads[0] == heads[1]
+        assert kinds_v1(heads) == ["task TASK_STATE_INPUT_REQUIRED"] * 2  # type: ignore[arg-type]
+        await send("tck-complete-task-4", working["id"])
+        rests = [await first.rest(), await second.rest()]
+    assert rests[0] == rests[1]
+    assert kinds_v1(rests[0])[-1] == "statusUpdate TASK_STATE_COMPLETED"
 
 
 def test_the_table_replaces_the_readme_block_and_nothing_else() -> None:
