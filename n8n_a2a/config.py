@@ -55,6 +55,8 @@ class Settings:
     oidc_issuer: str | None = None
     oidc_audience: str | None = None
     ready_check_webhook: bool = False
+    allow_input_required: bool = False
+    input_ttl: float = 86400.0
     log_level: str = "INFO"
     log_format: str = "auto"
 
@@ -102,6 +104,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         oidc_issuer=_oidc_issuer(environ),
         oidc_audience=_oidc_audience(environ),
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
+        allow_input_required=_optional(environ, "ADAPTER_ALLOW_INPUT_REQUIRED", False, _boolean),
+        input_ttl=_optional(environ, "ADAPTER_INPUT_TTL", 86400.0, _seconds),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
     )

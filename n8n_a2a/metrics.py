@@ -24,7 +24,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self._tasks = Counter(
             "n8n_a2a_tasks",
-            "Tasks that reached a terminal state, by outcome.",
+            "Turns of tasks that ended, by outcome (INPUT_REQUIRED: the task waits for input).",
             ["outcome"],
             registry=self.registry,
         )

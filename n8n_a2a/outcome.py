@@ -1,9 +1,11 @@
 """The workflow contract: what a webhook reply means, and which task state it earns.
 
 The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
-non-blank answer, completes a task. Everything else fails it with a reason a person
-understands; a reply that has drifted from the contract is shown raw, never guessed at.
-Whatever the verdict says never quotes the caller's token and is valid Unicode.
+non-blank answer, completes a task. Where the deployment allows it, a third key
+`"inputRequired": true` makes the answer a question: the task waits for the caller's
+next message. Everything else fails it with a reason a person understands; a reply
+that has drifted from the contract is shown raw, never guessed at. Whatever the
+verdict says never quotes the caller's token and is valid Unicode.
 Pure: no I/O, no httpx; webhook.py turns the HTTP exchange into a WebhookReply.
 """
 
@@ -21,12 +23,15 @@ from .text import cut, redact, repair
 RAW_EXCERPT_CHARS = 2000
 
 _CONTRACT = '{"answer": string, "escalate": boolean}'
+# The keys of a question, where ADAPTER_ALLOW_INPUT_REQUIRED allows one.
+_WITH_QUESTION = frozenset({"answer", "escalate", "inputRequired"})
 
 
 class Outcome(enum.Enum):
     """What a webhook call came to. Only ANSWERED completes a task."""
 
     ANSWERED = "ANSWERED"
+    INPUT_REQUIRED = "INPUT_REQUIRED"
     ESCALATED = "ESCALATED"
     SILENT = "SILENT"
     OFF_CONTRACT = "OFF_CONTRACT"
@@ -40,6 +45,7 @@ class Outcome(enum.Enum):
     ADAPTER_ERROR = "ADAPTER_ERROR"
     CANCELED = "CANCELED"
     SHUTDOWN = "SHUTDOWN"
+    INPUT_EXPIRED = "INPUT_EXPIRED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,19 +85,19 @@ class Verdict:
     repaired: bool = False
 
 
-def classify(reply: WebhookReply) -> Verdict:
-    """The one place a webhook reply is judged.
+def classify(reply: WebhookReply, *, input_required: bool = False) -> Verdict:
+    """The one place a webhook reply is judged; `input_required`: the third key is allowed.
 
     The verdict is reached on the reply as it came; then its text, whatever it quotes
     (the answer, a raw excerpt, a header, an error), has the caller's token redacted and
     each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced.
     """
-    verdict = _judge(reply)
+    verdict = _judge(reply, input_required)
     text, repaired = repair(redact(verdict.text, reply.subject_token))
     return Verdict(verdict.outcome, text, verdict.repaired or repaired)
 
 
-def _judge(reply: WebhookReply) -> Verdict:
+def _judge(reply: WebhookReply, input_required: bool) -> Verdict:
     if isinstance(reply, TransportFailure):
         return Verdict(reply.outcome, _transport_text(reply))
     if 300 <= reply.status < 400:
@@ -138,10 +144,10 @@ def _judge(reply: WebhookReply) -> Verdict:
             f"The workflow returned nothing (HTTP {reply.status} with an empty body): a node "
             "stopped the run before the Respond to Webhook node answered.",
         )
-    return _judge_contract(reply)
+    return _judge_contract(reply, input_required)
 
 
-def _judge_contract(reply: HttpReply) -> Verdict:
+def _judge_contract(reply: HttpReply, input_required: bool) -> Verdict:
     try:
         document = json.loads(reply.body, object_pairs_hook=_refuse_duplicate_keys)
     except _DuplicateKey as duplicate:
@@ -150,13 +156,19 @@ def _judge_contract(reply: HttpReply) -> Verdict:
         return _off_contract(reply, "the reply is not JSON")
     if not isinstance(document, dict):
         return _off_contract(reply, "the reply is not a JSON object")
-    if set(document) != {"answer", "escalate"}:
+    keys = set(document)
+    if keys != {"answer", "escalate"} and not (input_required and keys == _WITH_QUESTION):
         return _off_contract(reply, f"its keys are {sorted(document)}")
     answer, escalate = document["answer"], document["escalate"]
+    asks = document.get("inputRequired", False)
     if not isinstance(answer, str):
         return _off_contract(reply, "'answer' is not a string")
     if not isinstance(escalate, bool):
         return _off_contract(reply, "'escalate' is not true or false")
+    if not isinstance(asks, bool):
+        return _off_contract(reply, "'inputRequired' is not true or false")
+    if escalate and asks:
+        return _off_contract(reply, "'escalate' and 'inputRequired' are both true")
     if escalate:
         return Verdict(
             Outcome.ESCALATED,
@@ -164,6 +176,8 @@ def _judge_contract(reply: HttpReply) -> Verdict:
         )
     if not answer.strip():
         return Verdict(Outcome.SILENT, "The workflow returned nothing: its answer is empty.")
+    if asks:
+        return Verdict(Outcome.INPUT_REQUIRED, answer)
     return Verdict(Outcome.ANSWERED, answer)
 
 

@@ -118,6 +118,8 @@ async def serve(
             max_queued_calls=settings.max_queued_calls,
             max_stored_text=settings.max_stored_text,
             metrics=metrics,
+            input_required=settings.allow_input_required,
+            input_ttl=settings.input_ttl,
         )
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
 

@@ -1,13 +1,13 @@
 """A stand-in for an n8n production webhook, served for real on 127.0.0.1.
 
 The message text picks the reply, so one adapter in front of it reaches every
-outcome: `answer:X`, `escalate:X`, `silent`, `n8n-error`, `not-registered`,
-`http-503`, `off-contract-json`, `off-contract-text`, `redirect`, `sleep:S`,
-`hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW one of `escaped`,
-`location`, `content-type`), `huge`, `lone-surrogate`; compressed whatever the adapter
-accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X), `gzip-cut` (a gzip
-stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`; anything else is echoed
-as the answer.
+outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `silent`,
+`n8n-error`, `not-registered`, `http-503`, `off-contract-json`, `off-contract-text`,
+`redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
+one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`; compressed
+whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
+`gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
+anything else is echoed as the answer.
 """
 
 from __future__ import annotations
@@ -117,6 +117,9 @@ class StubWebhook:
             return 200, json_type, _contract(argument, escalate=False), []
         if verb == "escalate":
             return 200, json_type, _contract(argument, escalate=True), []
+        if verb == "ask":
+            question = {"answer": argument, "escalate": False, "inputRequired": True}
+            return 200, json_type, json.dumps(question).encode(), []
         if verb == "sleep":
             await trio.sleep(float(argument))
             return 200, json_type, _contract("slept", escalate=False), []

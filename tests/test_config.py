@@ -28,6 +28,14 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert settings.rpc_path == "/a2a"
     assert settings.max_stored_text == 8192
     assert load_settings({**GOOD, "ADAPTER_MAX_STORED_TEXT": "300"}).max_stored_text == 300
+    # The contract stays strict unless a deployment opts in; a question waits a day.
+    assert (settings.allow_input_required, settings.input_ttl) == (False, 86400.0)
+
+
+def test_a_deployment_opts_in_to_questions() -> None:
+    environ = {**GOOD, "ADAPTER_ALLOW_INPUT_REQUIRED": "true", "ADAPTER_INPUT_TTL": "900"}
+    settings = load_settings(environ)
+    assert (settings.allow_input_required, settings.input_ttl) == (True, 900.0)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +63,9 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),
         ("ADAPTER_READY_CHECK_WEBHOOK", "2", "true or false"),
+        ("ADAPTER_ALLOW_INPUT_REQUIRED", "sometimes", "true or false"),
+        ("ADAPTER_INPUT_TTL", "0", "greater than 0"),
+        ("ADAPTER_INPUT_TTL", "a day", "number of seconds"),
         ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
         ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
         ("ADAPTER_OIDC_ISSUER", "login.example", "http:// or https://"),

@@ -270,3 +270,59 @@ def test_a_compressed_reply_the_adapter_does_not_decode_is_off_contract() -> Non
     failed = classify(reply(b"\x1b\x00\x00", status=502, content_encoding="br"))
     assert failed.outcome is Outcome.HTTP_ERROR
     assert "(3 bytes of br, not shown)" in failed.text
+
+
+# A question: the third key, where ADAPTER_ALLOW_INPUT_REQUIRED allows it.
+
+QUESTION = b'{"answer": "Which item?", "escalate": false, "inputRequired": true}'
+
+
+def test_a_question_is_off_contract_unless_the_deployment_allows_it() -> None:
+    strict = classify(reply(QUESTION))
+    assert strict.outcome is Outcome.OFF_CONTRACT
+    assert "its keys are ['answer', 'escalate', 'inputRequired']" in strict.text
+    assert strict == classify(reply(QUESTION), input_required=False)
+
+
+def test_an_allowed_question_makes_the_task_wait_with_the_question() -> None:
+    verdict = classify(reply(QUESTION), input_required=True)
+    assert verdict.outcome is Outcome.INPUT_REQUIRED
+    assert state_for(verdict.outcome) is TaskState.INPUT_REQUIRED
+    assert verdict.text == "Which item?"
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome"),
+    [
+        (b'{"answer": "12 pallets", "escalate": false, "inputRequired": false}', "ANSWERED"),
+        (b'{"answer": "12 pallets", "escalate": false}', "ANSWERED"),
+        (b'{"answer": "ask a person", "escalate": true, "inputRequired": false}', "ESCALATED"),
+        (b'{"answer": " ", "escalate": false, "inputRequired": true}', "SILENT"),
+    ],
+)
+def test_false_or_absent_is_the_two_key_contract(body: bytes, outcome: str) -> None:
+    assert classify(reply(body), input_required=True).outcome is Outcome(outcome)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (
+            b'{"answer": "x", "escalate": true, "inputRequired": true}',
+            "'escalate' and 'inputRequired' are both true",
+        ),
+        (b'{"answer": "x", "escalate": false, "inputRequired": "true"}', "'inputRequired' is not"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": 1}', "'inputRequired' is not"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": null}', "'inputRequired' is not"),
+        (b'{"answer": "x", "inputRequired": true}', "its keys are"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": true, "y": 1}', "its keys are"),
+        (
+            b'{"answer": "x", "escalate": false, "inputRequired": false, "inputRequired": true}',
+            "appears twice",
+        ),
+    ],
+)
+def test_a_question_that_says_two_things_is_off_contract(body: bytes, why: str) -> None:
+    verdict = classify(reply(body), input_required=True)
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert why in verdict.text

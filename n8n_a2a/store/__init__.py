@@ -47,14 +47,16 @@ def encoded_size(task: Task) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A task's next status and what comes with it: the status message also joins the
-    history, the artifact the artifacts, the metadata the task's metadata."""
+    """A task's next status and what comes with it: `history` (the caller's message that
+    starts a next turn) joins the history, then the status message; the artifact joins
+    the artifacts, the metadata the task's metadata."""
 
     state: TaskState
     timestamp: datetime
     message: Message | None = None
     artifact: Artifact | None = None
     metadata: dict[str, Any] | None = None
+    history: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 Tasks are frozen; the store swaps in a new version on each move. It is bounded:
 finished tasks leave after a time to live, or oldest first when it is full; a task
-that is not finished never does. No method awaits anything, so each runs in one step
-and a compare-and-set here is simply a comparison.
+that is not finished (running, or waiting for input) never does. No method awaits
+anything, so each runs in one step and a compare-and-set here is simply a comparison.
 """
 
 from __future__ import annotations
@@ -90,7 +90,11 @@ class MemoryTaskStore:
         moved = replace(
             task,
             status=status,
-            history=task.history + ((change.message,) if change.message is not None else ()),
+            history=(
+                task.history
+                + change.history
+                + ((change.message,) if change.message is not None else ())
+            ),
             artifacts=artifacts,
             metadata={**task.metadata, **change.metadata} if change.metadata else task.metadata,
             version=sequence,
@@ -157,8 +161,9 @@ class MemoryTaskStore:
         if len(self._tasks) >= self._max_tasks:
             raise A2AError(
                 ErrorCode.SERVER_BUSY,
-                f"Server busy: all {self._max_tasks} tasks in the table are still running "
-                "(ADAPTER_MAX_TASKS); retry later",
+                f"Server busy: all {self._max_tasks} tasks in the table are still running or "
+                "waiting for input (ADAPTER_MAX_TASKS; a task waits at most ADAPTER_INPUT_TTL); "
+                "retry later",
             )
 
     def _forget(self, task_id: str) -> None:

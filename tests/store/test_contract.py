@@ -101,6 +101,72 @@ async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory
     assert await store.get(task.id) == done.task
 
 
+async def waiting(store: TaskStore, clock: Callable[[], datetime]) -> Task:
+    """A task whose workflow asked a question: in input-required."""
+    task = new_task(clock)
+    await store.create(task)
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    question = Message("m-q", Role.AGENT, (Part("Which item?"),))
+    asked = await store.move(
+        task.id, working.task.version, Change(TaskState.INPUT_REQUIRED, clock(), question)
+    )
+    assert asked is not None
+    return asked.task
+
+
+async def test_a_next_turn_joins_the_history_in_order(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    asked = await waiting(store, clock)
+    assert [m.parts[0].text for m in asked.history] == ["hi", "Which item?"]
+    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
+    turn = Change(TaskState.SUBMITTED, clock(), history=(reply,))
+    submitted = await store.move(asked.id, asked.version, turn)
+    assert submitted is not None
+    # The caller's message joins the history; the status carries no message of its own.
+    assert submitted.task.history == (*asked.history, reply)
+    assert submitted.task.status.message is None
+    assert submitted.events == (
+        StatusUpdate(asked.id, "c-1", submitted.task.status, asked.version + 1),
+    )
+    working = await store.move(asked.id, submitted.task.version, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    done = await store.move(asked.id, working.task.version, answer(clock))
+    assert done is not None
+    assert [(m.role, m.parts[0].text) for m in done.task.history] == [
+        (Role.USER, "hi"),
+        (Role.AGENT, "Which item?"),
+        (Role.USER, "flour"),
+        (Role.AGENT, "12 pallets"),
+    ]
+    assert [m.parts[0].text for m in done.task.with_history_length(2).history] == [
+        "flour",
+        "12 pallets",
+    ]
+
+
+async def test_a_task_waiting_for_input_stays_and_counts_toward_the_bound(
+    make_store: StoreFactory,
+) -> None:
+    clock = Ticking()
+    store = make_store(max_tasks=2, ttl_seconds=10, clock=clock)
+    asked = await waiting(store, clock)
+    done = await finished(store, clock)
+    clock.now += timedelta(seconds=30)
+    await store.expire()
+    assert (await store.get(asked.id)).status.state is TaskState.INPUT_REQUIRED
+    with pytest.raises(A2AError):
+        await store.get(done)
+    await store.create(new_task(clock))
+    with pytest.raises(A2AError) as raised:
+        await store.create(new_task(clock))
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "waiting for input" in raised.value.message
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
+    assert "ADAPTER_INPUT_TTL" in raised.value.message
+
+
 async def test_a_move_from_an_old_version_changes_nothing(make_store: StoreFactory) -> None:
     clock = Ticking()
     store = make_store(clock=clock)
