@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import trio
@@ -21,6 +22,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from .config import Settings
 from .executor import Executor
+from .identity import AuthFailure, AuthReason, Owner, token_owner
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 from .protocol import jsonrpc, sse
@@ -50,6 +52,9 @@ from .push.service import PushNotifications
 from .streams import SubscriberTooSlow
 from .webhook import Caller
 
+if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
+    from .auth import OidcVerifier
+
 logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -68,8 +73,13 @@ class _CachedCard:
 
 
 def create_app(
-    settings: Settings, executor: Executor, metrics: Metrics, push: PushNotifications
+    settings: Settings,
+    executor: Executor,
+    metrics: Metrics,
+    push: PushNotifications,
+    verifier: OidcVerifier | None = None,
 ) -> QuartTrio:
+    """The app; with a verifier (ADAPTER_OIDC_ISSUER) every request's token is verified."""
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # The card only changes with a restart: its Last-Modified is the start time.
@@ -114,10 +124,13 @@ def create_app(
             token = bearer_token(request.headers.get("Authorization"))
         except A2AError as refused:
             token, malformed = None, refused
-        if settings.require_token and token is None:
-            # Before anything else (type, body, version): a request without a token is
+        try:
+            # Before anything else (type, body, version): a request refused for its token is
             # judged on nothing but that; its body is read only for the id to echo.
-            return refuse(await _readable_id(), codec, malformed or _UNAUTHENTICATED, status=401)
+            owner = await identify(token, malformed)
+        except AuthFailure as failure:
+            metrics.auth_failed(failure.reason)
+            return refuse(await _readable_id(), codec, failure, status=401)
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
             error = A2AError(
@@ -136,18 +149,29 @@ def create_app(
         caller = Caller(
             token,
             trace_headers(request.headers.get("traceparent"), request.headers.get("tracestate")),
+            owner,
         )
         try:
             operation = codec.decode(call.method, call.params)
             if isinstance(operation, SubscribeToTask) or (
                 isinstance(operation, SendMessage) and operation.streaming
             ):
-                return stream(call.id, codec, operation, caller, method)
+                return await stream(call.id, codec, operation, caller, method)
             result = await _perform(codec, operation, caller)
         except A2AError as error:
             return refuse(call.id, codec, error, method)
         metrics.request_answered(method, 0)
         return _json(jsonrpc.result_response(call.id, result))
+
+    async def identify(token: str | None, malformed: A2AError | None) -> Owner:
+        """Whose tasks the caller may touch; AuthFailure for a caller to refuse (HTTP 401)."""
+        if malformed is not None and (verifier is not None or settings.require_token):
+            raise AuthFailure(AuthReason.MALFORMED, malformed.message)
+        if verifier is not None:
+            return await verifier.verify(token)
+        if settings.require_token and token is None:
+            raise AuthFailure(AuthReason.NO_TOKEN)
+        return token_owner(token)
 
     def refuse(
         request_id: jsonrpc.RequestId,
@@ -158,11 +182,11 @@ def create_app(
     ) -> Response:
         log_refusal(method, error)
         response = _error(request_id, codec, error, status)
-        if status == 401:
-            response.headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+        if isinstance(error, AuthFailure):
+            response.headers["WWW-Authenticate"] = error.challenge
         return response
 
-    def stream(
+    async def stream(
         request_id: jsonrpc.RequestId,
         codec: Codec,
         operation: SendMessage | SubscribeToTask,
@@ -171,9 +195,16 @@ def create_app(
     ) -> Response:
         """Server-Sent Events: the task, then each of its events, until the final one.
 
-        What goes wrong once the stream is asked for (an unknown or finished task, a full
-        server, a reader too slow) is the stream's one error event, so that every client
-        reads the A2A error code where it reads events."""
+        A v1.0 caller refused at once (an unknown or finished task, a full server) gets a
+        plain JSON-RPC error, as the official v1.0 servers answer and every v1.0 client
+        reads with its type. A v0.3 caller gets the stream's one error event: a2a-sdk 0.3
+        loses the code of anything but an event. What goes wrong later (a reader too slow,
+        a race with the check) is the stream's last event in both versions."""
+        if codec is V1:
+            try:
+                await executor.check_stream(operation, caller)
+            except A2AError as error:
+                return refuse(request_id, codec, error, method)
 
         def result(item: Task | TaskEvent) -> bytes:
             return sse.event(jsonrpc.result_response(request_id, codec.encode_stream_event(item)))
@@ -216,14 +247,14 @@ def create_app(
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):
-                return codec.encode_task(await executor.get(task_id, history_length))
+                return codec.encode_task(await executor.get(task_id, caller, history_length))
             case CancelTask(task_id):
-                return codec.encode_task(await executor.cancel(task_id))
+                return codec.encode_task(await executor.cancel(task_id, caller))
             case ListTasks():
-                return codec.encode_page(await executor.list(operation))
+                return codec.encode_page(await executor.list(operation, caller))
             case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
                 # A task the caller may not see is unknown here too, as GetTask answers.
-                await executor.get(operation.task_id)
+                await executor.get(operation.task_id, caller)
                 return await _perform_push(codec, operation)
         raise AssertionError(f"not a JSON operation: {operation!r}")  # streams go elsewhere
 
@@ -251,6 +282,8 @@ def create_app(
         problem = None
         if not executor.accepting:
             problem = "shutting down"
+        elif verifier is not None and not verifier.ready:
+            problem = "the OIDC issuer's keys are not loaded yet (ADAPTER_OIDC_ISSUER)"
         elif settings.ready_check_webhook:
             problem = await _webhook_host_problem(settings.webhook_url)
         if problem is not None:
@@ -285,10 +318,6 @@ def create_app(
     return app
 
 
-_UNAUTHENTICATED = A2AError(
-    ErrorCode.INVALID_REQUEST,
-    "Authentication required: send the header Authorization: Bearer <token>",
-)
 _KNOWN_METHODS = frozenset(V1.methods) | frozenset(V03.methods)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from .identity import AuthReason
 from .outcome import Outcome
 
 #: The content type of `GET /metrics`.
@@ -26,13 +27,14 @@ PUSH_RESULTS = (
 
 
 class Metrics:
-    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC."""
+    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC,
+    streams, refused tokens."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._tasks = Counter(
             "n8n_a2a_tasks",
-            "Tasks that reached a terminal state, by outcome.",
+            "Turns of tasks that ended, by outcome (INPUT_REQUIRED: the task waits for input).",
             ["outcome"],
             registry=self.registry,
         )
@@ -50,6 +52,14 @@ class Metrics:
             ["method", "code"],
             registry=self.registry,
         )
+        self._auth_failures = Counter(
+            "n8n_a2a_auth_failures",
+            "Requests refused for their token (HTTP 401), by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in AuthReason:
+            self._auth_failures.labels(reason.value)
         self._streams = Gauge(
             "n8n_a2a_streams_open", "Event streams open now.", registry=self.registry
         )
@@ -106,6 +116,9 @@ class Metrics:
     def request_answered(self, method: str, code: int) -> None:
         """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
         self._requests.labels(method, str(code)).inc()
+
+    def auth_failed(self, reason: AuthReason) -> None:
+        self._auth_failures.labels(reason.value).inc()
 
     def stream_opened(self) -> None:
         self._streams.inc()

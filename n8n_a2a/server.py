@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -23,6 +25,9 @@ from .push.sender import PushSender
 from .push.service import PushNotifications
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
+
+if TYPE_CHECKING:
+    from .auth import OidcVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +68,19 @@ def listen(config: Config, settings: Settings) -> Sockets:
     return sockets
 
 
+@asynccontextmanager
+async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | None]:
+    """With ADAPTER_OIDC_ISSUER, the verifier whose keys load in the background; else none."""
+    if settings.oidc_issuer is None:
+        yield None
+        return
+    # The oidc extra: imported only when an issuer is set, so the base install runs without it.
+    from .auth import open_verifier
+
+    async with open_verifier(settings) as verifier:
+        yield verifier
+
+
 async def serve(
     settings: Settings,
     *,
@@ -91,6 +109,7 @@ async def serve(
     async with (
         WebhookClient(settings) as webhook,
         PushSender(settings.push_allow_hosts) as push_sender,
+        _token_verifier(settings) as verifier,
         trio.open_nursery() as calls,
     ):
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
@@ -119,7 +138,10 @@ async def serve(
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
+            max_stored_text=settings.max_stored_text,
             metrics=metrics,
+            input_required=settings.allow_input_required,
+            input_ttl=settings.input_ttl,
             push=push,
         )
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(store))
@@ -139,7 +161,9 @@ async def serve(
             undelivered = await deliverer.drain(settings.shutdown_grace)
 
         app = wrap_app(
-            create_app(settings, executor, metrics, push), config.wsgi_max_body_size, None
+            create_app(settings, executor, metrics, push, verifier),
+            config.wsgi_max_body_size,
+            None,
         )
 
         async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:

@@ -225,6 +225,10 @@ class Codec(ABC):
             "contextId": update.context_id,
             "status": self.encode_status(update.status),
         }
+        if update.metadata:
+            # Clients that build the task from the stream (a2a-sdk 0.3) merge this into
+            # the task's metadata: so the streamed task carries its outcome too.
+            document["metadata"] = update.metadata
         return self.tag(document, "status-update")
 
     def encode_artifact_update(self, update: ArtifactUpdate) -> JSONObject:

@@ -91,6 +91,9 @@ class Task:
     #: The sequence number of the task's latest event (0: just created). Stores move a
     #: task compare-and-set on it; it never goes on the wire.
     version: int = 0
+    #: Who sent the message that made it (an opaque digest; None: the anonymous caller).
+    #: Only its owner may see or touch it; it never goes on the wire, nor into a log line.
+    owner: str | None = field(default=None, repr=False)
 
     def with_history_length(self, history_length: int | None) -> Task:
         """The task with only the last `history_length` messages (None: all of them)."""
@@ -113,6 +116,8 @@ class StatusUpdate:
     context_id: str
     status: TaskStatus
     sequence: int
+    #: What the change added to the task's metadata (its outcome, when it ends).
+    metadata: JSONObject | None = None
 
     @property
     def final(self) -> bool:

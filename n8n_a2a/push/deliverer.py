@@ -116,9 +116,12 @@ class Deliverer:
             nursery.cancel_scope.cancel()
 
     def follow(self, config: PushConfig) -> None:
-        """Deliver the task's updates from now on to this config (replacing one of its id)."""
+        """Deliver the task's updates from now on to this config, replacing one of its id
+        (the same config again, as a caller sends it with each turn, changes nothing)."""
         assert self._nursery is not None, "run() comes first"
         routes = self._routes.setdefault(config.task_id, {})
+        if config.id in routes and routes[config.id].config == config:
+            return
         replaced = routes.pop(config.id, None)
         if replaced is not None:
             self._cancel(replaced)

@@ -21,6 +21,7 @@ import trio
 
 from .. import __version__
 from ..protocol.push import AllowList
+from ..webhook_pool import httpx_errors
 from .guard import Refused, Resolve, destination, system_resolve
 
 #: Seconds one attempt may take in all: the spec recommends 10 to 30.
@@ -65,52 +66,47 @@ class _OneConnectionEach(httpx.AsyncBaseTransport):
         )
         assert isinstance(request.stream, typing.AsyncIterable)
         try:
-            response = await connection.handle_async_request(
-                httpcore.Request(
-                    request.method,
-                    httpcore.URL(
-                        scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
-                    ),
-                    headers=request.headers.raw,
-                    content=request.stream,
-                    extensions=request.extensions,
+            with httpx_errors():
+                answer = await connection.handle_async_request(
+                    httpcore.Request(
+                        request.method,
+                        httpcore.URL(
+                            scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
+                        ),
+                        headers=request.headers.raw,
+                        content=request.stream,
+                        extensions=request.extensions,
+                    )
                 )
-            )
-        except BaseException as error:
+        except BaseException:
             await _close(connection)
-            _raise_as_httpx(error, request)
             raise
         return httpx.Response(
-            response.status,
-            headers=response.headers,
-            stream=_ClosingWithConnection(response, connection),
-            extensions=response.extensions,
+            answer.status,
+            headers=answer.headers,
+            stream=_ClosingWithConnection(answer, connection),
+            extensions=answer.extensions,
         )
 
 
-def _raise_as_httpx(error: BaseException, request: httpx.Request) -> None:
-    """httpcore's errors as the httpx ones the sender tells apart; anything else as it is."""
-    if isinstance(error, httpcore.ConnectError):
-        raise httpx.ConnectError(str(error), request=request) from error
-    if isinstance(error, httpcore.TimeoutException):
-        raise httpx.TimeoutException(str(error), request=request) from error
-    if isinstance(error, httpcore.NetworkError | httpcore.ProtocolError):
-        raise httpx.TransportError(str(error), request=request) from error
-
-
 class _ClosingWithConnection(httpx.AsyncByteStream):
-    def __init__(self, response: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
-        self._response = response
+    """An answer's body (never read by the sender) that closes its connection with it."""
+
+    def __init__(self, answer: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
+        self._answer = answer
         self._connection = connection
 
     async def __aiter__(self) -> typing.AsyncIterator[bytes]:
-        async for part in self._response.aiter_stream():
-            yield part
+        with httpx_errors():
+            async for part in self._answer.aiter_stream():
+                yield part
 
     async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
-            await self._response.aclose()
-            await self._connection.aclose()
+        with trio.CancelScope(shield=True), httpx_errors():
+            try:
+                await self._answer.aclose()
+            finally:
+                await self._connection.aclose()
 
 
 async def _close(connection: httpcore.AsyncHTTPConnection) -> None:

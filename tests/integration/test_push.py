@@ -319,3 +319,84 @@ async def test_no_token_or_credentials_reach_a_log_line(
     # request lines, which name the URL, are kept out of the log by logs.py.)
     ours = [r for r in caplog.records if r.name.startswith("n8n_a2a")]
     assert not any("url-secret" in f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in ours)
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("CreateTaskPushNotificationConfig", {"url": "https://example.com/"}),
+        ("GetTaskPushNotificationConfig", {"id": "bridge"}),
+        ("ListTaskPushNotificationConfigs", {}),
+        ("DeleteTaskPushNotificationConfig", {"id": "bridge"}),
+    ],
+)
+async def test_config_methods_on_another_callers_task_are_32001(
+    pushing: str, method: str, params: dict[str, Any]
+) -> None:
+    owner = {**V1, "Authorization": "Bearer owner-token"}
+    other = {**V1, "Authorization": "Bearer another-token"}
+    task = (await rpc(pushing, send_v1("answer:x"), owner))["result"]["task"]
+    config = call(
+        "CreateTaskPushNotificationConfig", taskId=task["id"], id="bridge", url="https://e.com/"
+    )
+    assert "result" in await rpc(pushing, config, owner)
+    refused = await rpc(pushing, call(method, taskId=task["id"], **params), other)
+    assert refused["error"]["code"] == -32001
+    assert refused["error"]["message"] == f"Task not found: {task['id']}"
+    # The owner's config is untouched.
+    got = call("GetTaskPushNotificationConfig", taskId=task["id"], id="bridge")
+    assert (await rpc(pushing, got, owner))["result"]["url"] == "https://e.com/"
+
+
+async def test_a_question_and_its_next_turn_reach_the_receiver(
+    stub: StubWebhook, start_adapter: AdapterFactory, receiver: PushReceiver
+) -> None:
+    adapter = await start_adapter(
+        stub.url, allow_input_required=True, push_allow_hosts=ALLOW_LOOPBACK
+    )
+    document = inline_v1("ask:Which item?", receiver.url, id="bridge", token="tok")
+    task = (await rpc(adapter, document, V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    with trio.fail_after(10):
+        await receiver.wait_received(2)
+    # The next turn, as the TCK sends it: naming the task, without a config of its own.
+    follow_up = send_v1("answer:flour, 12 pallets")
+    follow_up["params"]["message"]["taskId"] = task["id"]
+    done = (await rpc(adapter, follow_up, V1))["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    with trio.fail_after(10):
+        await receiver.wait_received(6)
+    assert kinds(receiver) == [
+        "statusUpdate TASK_STATE_WORKING",
+        "statusUpdate TASK_STATE_INPUT_REQUIRED",
+        "statusUpdate TASK_STATE_SUBMITTED",
+        "statusUpdate TASK_STATE_WORKING",
+        "artifactUpdate",
+        "statusUpdate TASK_STATE_COMPLETED",
+    ]
+    assert {d.headers["x-a2a-notification-token"] for d in receiver.received} == {"tok"}
+
+
+async def test_a_next_turn_may_bring_its_own_config(
+    stub: StubWebhook, start_adapter: AdapterFactory, nursery: trio.Nursery
+) -> None:
+    first, second = [await start_push_receiver(nursery) for _ in range(2)]
+    adapter = await start_adapter(
+        stub.url, allow_input_required=True, push_allow_hosts=ALLOW_LOOPBACK
+    )
+    task = (await rpc(adapter, inline_v1("ask:Which item?", first.url), V1))["result"]["task"]
+    follow_up = inline_v1("answer:flour", second.url, id="second")
+    follow_up["params"]["message"]["taskId"] = task["id"]
+    await rpc(adapter, follow_up, V1)
+    with trio.fail_after(10):
+        await first.wait_received(6)
+        await second.wait_received(4)
+    # The second config hears the turn it came with from its first update on.
+    assert kinds(second) == [
+        "statusUpdate TASK_STATE_SUBMITTED",
+        "statusUpdate TASK_STATE_WORKING",
+        "artifactUpdate",
+        "statusUpdate TASK_STATE_COMPLETED",
+    ]
+    listed = await rpc(adapter, call("ListTaskPushNotificationConfigs", taskId=task["id"]), V1)
+    assert [c["id"] for c in listed["result"]["configs"]] == [task["id"], "second"]

@@ -136,10 +136,23 @@ async def test_a_subscriber_joining_mid_task_gets_the_task_then_the_rest(adapter
     assert refused["error"]["code"] == -32004  # a finished task has nothing left to stream
 
 
-async def test_subscribing_to_an_unknown_task_is_32001(adapter: str) -> None:
-    async with open_stream(adapter, call("SubscribeToTask", id="nope"), V1) as stream:
+async def test_a_v1_subscription_refused_at_once_is_a_plain_error(adapter: str) -> None:
+    # As the official v1.0 servers answer, and every v1.0 client reads with its type.
+    reply = await rpc(adapter, call("SubscribeToTask", id="nope"), V1)
+    assert (reply["id"], reply["error"]["code"]) == (1, -32001)
+    done = await rpc(adapter, send_v1("answer:x"), V1)
+    finished = call("SubscribeToTask", id=done["result"]["task"]["id"])
+    assert (await rpc(adapter, finished, V1))["error"]["code"] == -32004
+
+
+async def test_a_v03_subscription_refused_at_once_is_the_stream_s_one_event(
+    adapter: str,
+) -> None:
+    # a2a-sdk 0.3 reads an error's code only from an event of the stream.
+    document = {"jsonrpc": "2.0", "id": "r", "method": "tasks/resubscribe", "params": {"id": "x"}}
+    async with open_stream(adapter, document) as stream:
         [refused] = await stream.rest()
-    assert (refused["id"], refused["error"]["code"]) == (1, -32001)
+    assert (refused["id"], refused["error"]["code"]) == ("r", -32001)
 
 
 async def test_two_subscribers_of_which_one_stops_reading(adapter: str, stub: StubWebhook) -> None:

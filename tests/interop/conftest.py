@@ -1,6 +1,7 @@
-"""The `client` marker: which client, version and mode a test drives, for the report.
+"""The `client` marker: which client, version and mode a test drives, for the report;
+and the adapter the clients drive.
 
-Its values go into the JUnit XML report as the test's properties, from which
+The marker's values go into the JUnit XML report as the test's properties, from which
 conformance/table.py builds the README's conformance table.
 """
 
@@ -8,8 +9,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import AdapterFactory
+from tests.stub_webhook import StubWebhook
+
 # The shared checks live in matrix.py: let pytest explain their failed asserts too.
 pytest.register_assert_rewrite("tests.interop.matrix")
+
+#: Seconds of silence after which the clients' adapter sends a keep-alive comment: short,
+#: so that a stream of a slow task carries some between its events (matrix.QUIET).
+KEEPALIVE = 0.05
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,3 +44,10 @@ def _client_properties(request: pytest.FixtureRequest) -> None:
         )
     elif request.node.get_closest_marker("not_a_client") is not None:
         request.node.user_properties.append(("not_a_client", "true"))
+
+
+@pytest.fixture
+async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
+    """The adapter in front of the stub, with keep-alive comments after a short silence."""
+    url: str = await start_adapter(stub.url, stream_keepalive=KEEPALIVE)
+    return url

@@ -7,7 +7,12 @@ environment is keyed by a hash of its pin files and runtime, made once, and reus
 a change of pins makes a new one.
 
 Every driver script prints one JSON document of the same shape, which the checks
-below hold to the same standard, whatever the client.
+below hold to the same standard, whatever the client. A task is reported as
+`{id, contextId, state, statusRole, statusText, artifacts, historyRoles, outcome}` with
+v0.3 state and role names; a stream as `{events: [...]}`, plus `error` if it ended in
+one, each event `{kind, taskId, state, final, statusRole, statusText, outcome,
+artifact}` (`kind` as v0.3 names it: task, status-update, artifact-update, message;
+`final` null where the client has no such field, as in v1.0).
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import trio
 
@@ -37,19 +44,32 @@ JS_DIR = CLIENTS / "js"
 TOKEN = "eyJhbGciOi.matrix-token"
 ANSWER = "answer:4 pallets in stock"
 HOLD = "hold"  # the stub never answers it: the task stays in flight until canceled
-# Every outcome a client must see; the first completes, the others fail.
+# Every reply of the stub a client must see; the first completes, the others fail.
 OUTCOME_TEXTS = [
     ANSWER,
     "escalate:needs approval",
     "silent",
+    "n8n-error",
     "off-contract-json",
+    "off-contract-text",
     "not-registered",
+    "http-503",
+    "redirect",
 ]
+# Streamed: every outcome, and an answer slow enough that keep-alive comments come
+# between its events (the clients' adapter sends them often: conftest.KEEPALIVE).
+QUIET = "sleep:0.3"
+STREAMED_TEXTS = [*OUTCOME_TEXTS, QUIET]
+ANSWERS = {ANSWER: "4 pallets in stock", QUIET: "slept"}
 FAILED_OUTCOMES = {
     "escalate:needs approval": "ESCALATED",
     "silent": "SILENT",
+    "n8n-error": "SILENT",
     "off-contract-json": "OFF_CONTRACT",
+    "off-contract-text": "OFF_CONTRACT",
     "not-registered": "NOT_REGISTERED",
+    "http-503": "HTTP_ERROR",
+    "redirect": "REDIRECTED",
 }
 
 Result = dict[str, Any]
@@ -250,3 +270,148 @@ async def check_cancel(
     assert (terminal["type"], terminal["code"]) == (not_cancelable_type, -32002)
     unknown = _error(result["cancelUnknown"], "CancelTask of an unknown id")
     assert (unknown["type"], unknown["code"]) == (not_found_type, -32001)
+
+
+def _events(outcome: Result, what: str) -> list[Result]:
+    assert "error" not in outcome, f"{what}: the stream ended in an error: {outcome}"
+    events: list[Result] = outcome["events"]
+    return events
+
+
+def _shown(events: list[Result]) -> list[tuple[str, str | None]]:
+    return [(event["kind"], event["state"]) for event in events]
+
+
+def _check_finals(events: list[Result], what: str) -> None:
+    """v0.3 marks the last status update `final`, and only it; v1.0 has no such field."""
+    finals = [event["final"] for event in events if event["kind"] == "status-update"]
+    if any(final is not None for final in finals):
+        assert finals == [False] * (len(finals) - 1) + [True], f"{what}: final flags {finals}"
+
+
+def check_streams(result: Result, stub: StubWebhook) -> None:
+    """Every outcome by streaming send: the task, `working`, the answer, the terminal status;
+    and a quiet stream, whose keep-alive comments the client must skip."""
+    for text in STREAMED_TEXTS:
+        events = _events(result["streamed"][text], text)
+        task_id = events[0]["taskId"]
+        assert all(event["taskId"] == task_id for event in events), text
+        _check_finals(events, text)
+        last = events[-1]
+        if text in ANSWERS:
+            assert _shown(events) == [
+                ("task", "submitted"),
+                ("status-update", "working"),
+                ("artifact-update", None),
+                ("status-update", "completed"),
+            ], text
+            assert events[2]["artifact"] == {"name": "answer", "texts": [ANSWERS[text]]}, text
+            assert (last["outcome"], last["statusText"]) == ("ANSWERED", ANSWERS[text]), text
+        else:
+            assert _shown(events) == [
+                ("task", "submitted"),
+                ("status-update", "working"),
+                ("status-update", "failed"),
+            ], text
+            assert last["outcome"] == FAILED_OUTCOMES[text], text
+            assert last["statusText"], text
+        assert last["statusRole"] == "agent", text
+        # A client that builds the task from the events (a2a-sdk 0.3) must end where the
+        # server did.
+        built = result["streamed"][text].get("task")
+        if built is not None:
+            assert (built["id"], built["state"]) == (task_id, last["state"]), text
+            assert built["statusText"] == last["statusText"], text
+            expected = [events[2]["artifact"]] if text in ANSWERS else []
+            assert built["artifacts"] == expected, text
+    assert (
+        "needs approval"
+        in result["streamed"]["escalate:needs approval"]["events"][-1]["statusText"]
+    )
+
+    assert len(stub.received) == len(STREAMED_TEXTS)
+    assert {r.headers.get("x-subject-token") for r in stub.received} == {TOKEN}
+
+
+async def check_subscription(
+    result: Result, stub: StubWebhook, *, not_found_type: str, unsupported_type: str
+) -> None:
+    """A subscription to a running task (spec §3.1.6): the task, then its later events until
+    the final one; a cancel from elsewhere ends it; a finished or unknown task is refused."""
+    held = result["held"]
+    assert held["state"] in ("submitted", "working"), "a non-blocking send returns at once"
+    events = _events(result["subscribed"], "subscription to a running task")
+    assert _shown(events) == [("task", "working"), ("status-update", "canceled")]
+    assert {event["taskId"] for event in events} == {held["id"]}
+    _check_finals(events, "subscription")
+    assert events[-1]["outcome"] == "CANCELED"
+    with trio.fail_after(5):
+        await stub.wait_released()
+
+    for name, code, error_type in (
+        ("subscribeFinished", -32004, unsupported_type),
+        ("subscribeUnknown", -32001, not_found_type),
+    ):
+        refused = result[name]
+        assert refused["events"] == [], f"{name}: {refused}"
+        error = _error(refused, name)
+        assert (error["type"], error["code"]) == (error_type, code), name
+
+
+# What the adapter saw: which methods the client called.
+
+
+async def methods_called(adapter: str) -> Counter[str]:
+    """JSON-RPC requests answered so far, by method (from /metrics), to tell a client's
+    stream from its plain send."""
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(adapter + "metrics")).text
+    called: Counter[str] = Counter()
+    for labels, count in re.findall(
+        r"^n8n_a2a_jsonrpc_requests_total\{(.*)\} (\S+)$", text, re.MULTILINE
+    ):
+        [method] = re.findall(r'method="([^"]*)"', labels)
+        called[method] += int(float(count))
+    return called
+
+
+async def check_streams_closed(adapter: str) -> None:
+    """Every stream the client opened has ended on the server too: none left open."""
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(adapter + "metrics")).text
+    assert re.search(r"^n8n_a2a_streams_open 0\.0$", text, re.MULTILINE), text
+
+
+def check_isolation(result: Result, stub: StubWebhook, *, token: str, lists: bool) -> None:
+    """Another caller gets for the first caller's tasks what it gets for an unknown id (get,
+    cancel, subscribe), lists none of them; the first caller, its token refreshed, still
+    gets and cancels its task. `lists`: the client speaks a version that has ListTasks."""
+    sent, held = result["sent"], result["held"]
+    assert sent["state"] == "completed" and held["state"] in ("submitted", "working")
+    attempts = result["other"]
+    unknown = attempts["unknown"]
+    for attempt in ("get", "cancel", "subscribe"):
+        expected = _error(unknown[attempt], f"{attempt} of an unknown id")
+        assert expected["code"] == -32001, expected
+        for name, task_id in (("sent", sent["id"]), ("held", held["id"])):
+            refused = _error(attempts[name][attempt], f"another caller's {attempt} of {name}")
+            masked = {**refused, "message": refused["message"].replace(task_id, "<id>")}
+            assert masked == {
+                **expected,
+                "message": expected["message"].replace(result["unknown"], "<id>"),
+            }
+    if lists:
+        assert result["otherList"] == {"ids": []}
+        assert result["ownList"] == {"ids": [held["id"], sent["id"]]}
+    assert _task(result["refreshedGet"], "GetTask with a refreshed token")["state"] == "working"
+    canceled = _task(result["refreshedCancel"], "CancelTask with a refreshed token")
+    assert canceled["state"] == "canceled"
+    assert [r.headers.get("x-subject-token") for r in stub.received] == [token, token]
+
+
+async def until_ready(adapter: str) -> None:
+    """Until the adapter's /readyz says ready (with an issuer: its keys are loaded)."""
+    async with httpx.AsyncClient() as client:
+        with trio.fail_after(10):
+            while (await client.get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110
+                await trio.sleep(0.02)

@@ -4,7 +4,8 @@ Three modes: the SDK's defaults (v1.0 only); `legacyCompat` on both the transpor
 factory and the card resolver, which still picks the card's first, v1.0, interface;
 and `legacyCompat` with the card cut to its v0.3 interface, so the SDK's v0.3
 transport does the talking. The SDK requires the response id to match the request's
-exactly, type included, so every passing call also checks that.
+exactly, type included, so every passing call also checks that, on every SSE event of
+its streams too (`sendMessageStream`, `resubscribeTask`: the card says it streams).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import trio
 
+from tests.conftest import AdapterFactory
 from tests.interop import matrix
+from tests.oidc_issuer import AUDIENCE, start_issuer
 from tests.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_js_version("@a2a-js/sdk")
@@ -23,6 +27,11 @@ MODES = {
     "v1.0": ("1.0", "JsonRpcTransport"),
     "legacyCompat": ("1.0", "JsonRpcTransport"),
     "legacyCompat-v0.3": ("0.3", "_LegacyJsonRpcTransport"),
+}
+# The methods each wire version streams with: a streaming send, and a subscription.
+STREAM_METHODS = {
+    "1.0": ("SendStreamingMessage", "SubscribeToTask"),
+    "0.3": ("message/stream", "tasks/resubscribe"),
 }
 PARAMS = [
     pytest.param(mode, marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, mode), id=mode)
@@ -35,9 +44,11 @@ def client_dir() -> Path:
     return matrix.node_client()
 
 
-async def _drive(client_dir: Path, adapter: str, mode: str, *arguments: str) -> matrix.Result:
+async def _drive(
+    client_dir: Path, adapter: str, mode: str, *arguments: str, token: str = matrix.TOKEN
+) -> matrix.Result:
     driver = client_dir / "drive.mjs"
-    result = await matrix.drive(["node", driver, adapter, matrix.TOKEN, mode, *arguments])
+    result = await matrix.drive(["node", driver, adapter, token, mode, *arguments])
     assert (result["client"], result["version"]) == ("@a2a-js/sdk", VERSION)
     assert (result["protocolVersion"], result["transport"]) == MODES[mode]
     return result
@@ -64,3 +75,56 @@ async def test_cancel(
         not_found_type="TaskNotFoundError",
         not_cancelable_type="TaskNotCancelableError",
     )
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_every_outcome_streamed(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "stream", *matrix.STREAMED_TEXTS)
+    matrix.note_runtime(request, result)
+    matrix.check_streams(result, stub)
+    streaming_send, _ = STREAM_METHODS[result["protocolVersion"]]
+    assert (await matrix.methods_called(adapter))[streaming_send] == len(matrix.STREAMED_TEXTS)
+    await matrix.check_streams_closed(adapter)
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_resubscribe(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "subscribe", matrix.HOLD)
+    matrix.note_runtime(request, result)
+    # A v1.0 refusal is a plain JSON-RPC error, which the SDK raises typed. A v0.3 one is
+    # the stream's one event, which it raises as a plain Error with the typed error as
+    # its `cause` (the JSON-RPC transports' _processSseEventData).
+    wrapped = "" if result["protocolVersion"] == "1.0" else "Error caused by "
+    await matrix.check_subscription(
+        result,
+        stub,
+        not_found_type=f"{wrapped}TaskNotFoundError",
+        unsupported_type=f"{wrapped}UnsupportedOperationError",
+    )
+    _, subscribe = STREAM_METHODS[result["protocolVersion"]]
+    assert (await matrix.methods_called(adapter))[subscribe] == 3
+    await matrix.check_streams_closed(adapter)
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_two_verified_callers_are_isolated(
+    client_dir: Path,
+    nursery: trio.Nursery,
+    stub: StubWebhook,
+    start_adapter: AdapterFactory,
+    mode: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    issuer = await start_issuer(nursery)
+    adapter = await start_adapter(stub.url, oidc_issuer=issuer.issuer, oidc_audience=AUDIENCE)
+    await matrix.until_ready(adapter)
+    first = issuer.mint("alice", lifetime=60, jti="first")
+    other, refreshed = issuer.mint("bob"), issuer.mint("alice", lifetime=3600, jti="refreshed")
+    arguments = ("isolation", other, refreshed, matrix.ANSWER, matrix.HOLD)
+    result = await _drive(client_dir, adapter, mode, *arguments, token=first)
+    matrix.note_runtime(request, result)
+    matrix.check_isolation(result, stub, token=first, lists=MODES[mode][0] == "1.0")

@@ -2,6 +2,8 @@
 
 It speaks v0.3 only: `message/send` without an A2A-Version header, and it reads the
 card's top-level `url`, which the adapter adds for any caller that does not ask for 1.0.
+With its default settings it streams (`message/stream`, `tasks/resubscribe`), since the
+card says `capabilities.streaming: true`; told `streaming=False` it sends `message/send`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ async def test_every_outcome(
     matrix.note_runtime(request, result)
     # 0.3 raises one error type for every JSON-RPC error; the code tells them apart.
     matrix.check_conversation(result, stub, not_found_type="A2AClientJSONRPCError")
+    assert "message/stream" not in await matrix.methods_called(adapter)
 
 
 @conformance
@@ -56,6 +59,34 @@ async def test_cancel(
         not_found_type="A2AClientJSONRPCError",
         not_cancelable_type="A2AClientJSONRPCError",
     )
+
+
+@conformance
+async def test_every_outcome_streamed(
+    python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(python, adapter, "stream", *matrix.STREAMED_TEXTS)
+    matrix.note_runtime(request, result)
+    matrix.check_streams(result, stub)
+    called = await matrix.methods_called(adapter)
+    assert (called["message/stream"], called["message/send"]) == (len(matrix.STREAMED_TEXTS), 0)
+    await matrix.check_streams_closed(adapter)
+
+
+@conformance
+async def test_resubscribe(
+    python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(python, adapter, "subscribe", matrix.HOLD)
+    matrix.note_runtime(request, result)
+    await matrix.check_subscription(
+        result,
+        stub,
+        not_found_type="A2AClientJSONRPCError",
+        unsupported_type="A2AClientJSONRPCError",
+    )
+    assert (await matrix.methods_called(adapter))["tasks/resubscribe"] == 3
+    await matrix.check_streams_closed(adapter)
 
 
 @pytest.mark.not_a_client

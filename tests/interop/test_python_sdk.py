@@ -1,21 +1,25 @@
 """The official a2a-sdk 1.3.0 Python client against the real adapter, both transports.
 
 The SDK runs on asyncio, the adapter on trio: the client runs in a worker thread with
-its own event loop, as it would in another process.
+its own event loop, as it would in another process. It reports what it sees in the
+client matrix's common shape (tests/interop/matrix.py), held to the same checks as the
+other clients. With its default settings it streams (`SendStreamingMessage`,
+`SubscribeToTask`, or their v0.3 twins), since the card says
+`capabilities.streaming: true`; told `streaming=False` it sends `SendMessage`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from importlib.metadata import version
 
 import httpx
 import pytest
 import trio
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types import (
     AgentCard,
@@ -26,22 +30,187 @@ from a2a.types import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
     Task,
+    TaskState,
+    TaskStatus,
 )
-from a2a.types import TaskState as SdkTaskState
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
+from tests.interop import matrix
 from tests.stub_webhook import StubWebhook
 
-TOKEN = "eyJhbGciOi.interop-token"
+# The common shape, from the SDK's protobuf objects.
 
 
-@dataclass
-class Seen:
-    transport: str
-    tasks: dict[str, Task]
-    fetched: Task
-    not_found: bool
+def _state(state: TaskState) -> str:
+    return str(TaskState.Name(state)).removeprefix("TASK_STATE_").lower().replace("_", "-")
+
+
+def _role(role: Role) -> str:
+    return str(Role.Name(role)).removeprefix("ROLE_").lower()
+
+
+def _texts(parts: list[Part]) -> list[str]:
+    return [p.text for p in parts if p.HasField("text")]
+
+
+def _outcome_of(holder: Task | Message) -> str | None:
+    metadata = holder.metadata  # a protobuf Struct
+    return str(metadata["outcome"]) if "outcome" in metadata else None
+
+
+def _status(status: TaskStatus) -> matrix.Result:
+    message = status.message if status.HasField("message") else None
+    return {
+        "state": _state(status.state),
+        "statusRole": _role(message.role) if message else None,
+        "statusText": "\n".join(_texts(list(message.parts))) if message else None,
+    }
+
+
+def _task(task: Task) -> matrix.Result:
+    return {
+        "id": task.id,
+        "contextId": task.context_id,
+        **_status(task.status),
+        "artifacts": [{"name": a.name, "texts": _texts(list(a.parts))} for a in task.artifacts],
+        "historyRoles": [_role(m.role) for m in task.history],
+        "outcome": _outcome_of(task),
+    }
+
+
+def _event(response: StreamResponse) -> matrix.Result:
+    empty = {"state": None, "final": None, "statusRole": None, "statusText": None}
+    match response.WhichOneof("payload"):
+        case "task":
+            task = response.task
+            return {
+                "kind": "task",
+                "taskId": task.id,
+                **_status(task.status),
+                "final": None,
+                "outcome": _outcome_of(task),
+            }
+        case "status_update":
+            update = response.status_update
+            return {
+                "kind": "status-update",
+                "taskId": update.task_id,
+                **_status(update.status),
+                "final": None,  # v1.0 has no such field; the SDK drops v0.3's
+                "outcome": _outcome_of(update.status.message),
+            }
+        case "artifact_update":
+            artifact = response.artifact_update.artifact
+            return {
+                "kind": "artifact-update",
+                "taskId": response.artifact_update.task_id,
+                **empty,
+                "artifact": {"name": artifact.name, "texts": _texts(list(artifact.parts))},
+            }
+        case other:
+            return {"kind": other, "taskId": response.message.task_id, **empty, "outcome": None}
+
+
+def _error(error: Exception) -> matrix.Result:
+    return {
+        "type": type(error).__name__,
+        "code": JSON_RPC_ERROR_CODE_MAP.get(type(error)) if isinstance(error, A2AError) else None,
+        "message": str(error),
+    }
+
+
+async def _outcome(call: Awaitable[Task]) -> matrix.Result:
+    try:
+        return {"task": _task(await call)}
+    except Exception as error:
+        return {"error": _error(error)}
+
+
+async def _stream(
+    events: AsyncIterator[StreamResponse],
+    after_first: Callable[[], Awaitable[object]] | None = None,
+) -> matrix.Result:
+    seen: list[matrix.Result] = []
+    try:
+        async for event in events:
+            seen.append(_event(event))
+            if after_first is not None and len(seen) == 1:
+                await after_first()
+    except Exception as error:
+        return {"events": seen, "error": _error(error)}
+    return {"events": seen}
+
+
+# The scenarios, as the drivers of the other clients run them.
+
+
+def _request(text: str, *, blocking: bool = True) -> SendMessageRequest:
+    message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
+    return SendMessageRequest(
+        message=message, configuration=SendMessageConfiguration(return_immediately=not blocking)
+    )
+
+
+async def _send(client: Client, text: str, *, blocking: bool = True) -> Task:
+    [event] = [e async for e in client.send_message(_request(text, blocking=blocking))]
+    if event.WhichOneof("payload") != "task":
+        raise TypeError(f"expected a task, got {event}")
+    return event.task
+
+
+async def conversation(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    sent = {text: await _outcome(_send(polling, text)) for text in texts}
+    first = sent[texts[0]].get("task", {}).get("id", "")
+    return {
+        "sent": sent,
+        "get": await _outcome(polling.get_task(GetTaskRequest(id=first, history_length=1))),
+        "getUnknown": await _outcome(polling.get_task(GetTaskRequest(id=str(uuid.uuid4())))),
+    }
+
+
+async def cancel(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    answer_text, hold_text = texts
+    terminal = await _send(polling, answer_text)
+    held = await _send(polling, hold_text, blocking=False)
+    return {
+        "held": _task(held),
+        "cancel": await _outcome(polling.cancel_task(CancelTaskRequest(id=held.id))),
+        "getAfterCancel": await _outcome(polling.get_task(GetTaskRequest(id=held.id))),
+        "cancelTerminal": await _outcome(polling.cancel_task(CancelTaskRequest(id=terminal.id))),
+        "cancelUnknown": await _outcome(
+            polling.cancel_task(CancelTaskRequest(id=str(uuid.uuid4())))
+        ),
+    }
+
+
+async def stream(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    return {
+        "streamed": {text: await _stream(streaming.send_message(_request(text))) for text in texts}
+    }
+
+
+async def subscribe(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    [hold_text] = texts
+    held = await _send(polling, hold_text, blocking=False)
+
+    async def cancel_it() -> None:
+        await polling.cancel_task(CancelTaskRequest(id=held.id))
+
+    def subscription(task_id: str) -> AsyncIterator[StreamResponse]:
+        return streaming.subscribe(SubscribeToTaskRequest(id=task_id))
+
+    return {
+        "held": _task(held),
+        "subscribed": await _stream(subscription(held.id), cancel_it),
+        "subscribeFinished": await _stream(subscription(held.id)),
+        "subscribeUnknown": await _stream(subscription(str(uuid.uuid4()))),
+    }
+
+
+Scenario = Callable[[Client, Client, list[str]], Awaitable[matrix.Result]]
 
 
 def _only_v03(card: AgentCard) -> AgentCard:
@@ -53,151 +222,107 @@ def _only_v03(card: AgentCard) -> AgentCard:
     return legacy
 
 
-async def _drive(base_url: str, texts: list[str], *, v03: bool) -> Seen:
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+async def _run(base_url: str, v03: bool, scenario: Scenario, texts: list[str]) -> matrix.Result:
+    headers = {"Authorization": f"Bearer {matrix.TOKEN}"}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(
-            _only_v03(card) if v03 else card
-        )
-        tasks = {}
-        for text in texts:
-            message = Message(
-                role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
-            )
-            [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
-            assert event.WhichOneof("payload") == "task"
-            tasks[text] = event.task
-        first = tasks[texts[0]]
-        fetched = await client.get_task(GetTaskRequest(id=first.id, history_length=1))
-        try:
-            await client.get_task(GetTaskRequest(id=str(uuid.uuid4())))
-            not_found = False
-        except TaskNotFoundError:
-            not_found = True
-        transport = type(getattr(client, "_transport")).__name__  # noqa: B009 - private
-        await client.close()
-        return Seen(transport, tasks, fetched, not_found)
+        card = _only_v03(card) if v03 else card
+        # The defaults stream, because the card says it can; the other client is told not to.
+        streaming = ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        polling = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        result = await scenario(streaming, polling, texts)
+        result["transport"] = type(getattr(streaming, "_transport")).__name__  # noqa: B009
+        await streaming.close()
+        await polling.close()
+        return result
 
 
-TEXTS = [
-    "answer:4 pallets in stock",
-    "escalate:needs approval",
-    "silent",
-    "n8n-error",
-    "off-contract-json",
-    "not-registered",
-]
+async def _drive(adapter: str, v03: bool, scenario: Scenario, *texts: str) -> matrix.Result:
+    result = await trio.to_thread.run_sync(
+        partial(asyncio.run, _run(adapter, v03, scenario, list(texts)))
+    )
+    assert result["transport"] == ("CompatJsonRpcTransport" if v03 else "JsonRpcTransport")
+    return result
 
 
 SDK = "a2a-sdk (Python)"
 SDK_VERSION = version("a2a-sdk")
-V1_MODE = pytest.mark.client(SDK, SDK_VERSION, "v1.0")
-V03_MODE = pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat")
-
-
-@pytest.mark.parametrize(
-    ("v03", "transport"),
-    [
-        pytest.param(False, "JsonRpcTransport", marks=V1_MODE, id="v1.0"),
-        pytest.param(True, "CompatJsonRpcTransport", marks=V03_MODE, id="v0.3-compat"),
-    ],
-)
-async def test_official_client_drives_every_outcome(
-    adapter: str, stub: StubWebhook, v03: bool, transport: str
-) -> None:
-    seen = await trio.to_thread.run_sync(partial(asyncio.run, _drive(adapter, TEXTS, v03=v03)))
-    assert seen.transport == transport
-
-    answered = seen.tasks["answer:4 pallets in stock"]
-    assert answered.status.state == SdkTaskState.TASK_STATE_COMPLETED
-    assert [p.text for p in answered.artifacts[0].parts] == ["4 pallets in stock"]
-    assert [m.role for m in answered.history] == [Role.ROLE_USER, Role.ROLE_AGENT]
-    assert answered.history[1].parts[0].text == "4 pallets in stock"
-
-    for text in TEXTS[1:]:
-        failed = seen.tasks[text]
-        assert failed.status.state == SdkTaskState.TASK_STATE_FAILED, text
-        assert not failed.artifacts
-        assert failed.status.message.role == Role.ROLE_AGENT
-    assert "needs approval" in seen.tasks["escalate:needs approval"].status.message.parts[0].text
-    assert '{"result":42}' in seen.tasks["off-contract-json"].status.message.parts[0].text
-
-    assert seen.fetched.id == answered.id
-    assert seen.fetched.status.state == SdkTaskState.TASK_STATE_COMPLETED
-    assert [m.role for m in seen.fetched.history] == [Role.ROLE_AGENT]
-    assert seen.not_found
-
-    assert {r.headers.get("x-subject-token") for r in stub.received} == {TOKEN}
-    assert all(TOKEN.encode() not in r.body for r in stub.received)
-
-
-@dataclass
-class Lifecycle:
-    first_state: SdkTaskState
-    polled_states: list[SdkTaskState]
-    final: Task
-    canceled: Task
-    not_cancelable: bool
-
-
-async def _drive_lifecycle(base_url: str, *, v03: bool) -> Lifecycle:
-    async with httpx.AsyncClient() as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(
-            _only_v03(card) if v03 else card
-        )
-
-        async def send_now(text: str) -> Task:
-            message = Message(
-                role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
-            )
-            request = SendMessageRequest(
-                message=message, configuration=SendMessageConfiguration(return_immediately=True)
-            )
-            [event] = [e async for e in client.send_message(request)]
-            return event.task
-
-        slow = await send_now("sleep:0.4")
-        polled = []
-        task = slow
-        while task.status.state not in TERMINAL:
-            await asyncio.sleep(0.05)
-            task = await client.get_task(GetTaskRequest(id=slow.id))
-            polled.append(task.status.state)
-        held = await send_now("hold")
-        canceled = await client.cancel_task(CancelTaskRequest(id=held.id))
-        try:
-            await client.cancel_task(CancelTaskRequest(id=held.id))
-            not_cancelable = False
-        except TaskNotCancelableError:
-            not_cancelable = True
-        await client.close()
-        return Lifecycle(slow.status.state, polled, task, canceled, not_cancelable)
-
-
-TERMINAL = {
-    SdkTaskState.TASK_STATE_COMPLETED,
-    SdkTaskState.TASK_STATE_FAILED,
-    SdkTaskState.TASK_STATE_CANCELED,
-}
-
-
-@pytest.mark.parametrize(
+MODES = pytest.mark.parametrize(
     "v03",
     [
-        pytest.param(False, marks=V1_MODE, id="v1.0"),
-        pytest.param(True, marks=V03_MODE, id="v0.3-compat"),
+        pytest.param(False, marks=pytest.mark.client(SDK, SDK_VERSION, "v1.0"), id="v1.0"),
+        pytest.param(
+            True, marks=pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat"), id="v0.3-compat"
+        ),
     ],
 )
-async def test_official_client_polls_a_non_blocking_task_and_cancels(
-    adapter: str, stub: StubWebhook, v03: bool
-) -> None:
-    seen = await trio.to_thread.run_sync(partial(asyncio.run, _drive_lifecycle(adapter, v03=v03)))
-    assert seen.first_state == SdkTaskState.TASK_STATE_WORKING
-    assert SdkTaskState.TASK_STATE_WORKING in seen.polled_states
-    assert seen.final.status.state == SdkTaskState.TASK_STATE_COMPLETED
-    assert seen.final.artifacts[0].parts[0].text == "slept"
-    assert seen.canceled.status.state == SdkTaskState.TASK_STATE_CANCELED
-    assert seen.not_cancelable
-    with trio.fail_after(5):
-        await stub.wait_released()
+
+
+def _methods(v03: bool) -> tuple[str, str, str]:
+    """The plain send, the streaming send and the subscription, in the version spoken."""
+    if v03:
+        return "message/send", "message/stream", "tasks/resubscribe"
+    return "SendMessage", "SendStreamingMessage", "SubscribeToTask"
+
+
+@MODES
+async def test_every_outcome(adapter: str, stub: StubWebhook, v03: bool) -> None:
+    result = await _drive(adapter, v03, conversation, *matrix.OUTCOME_TEXTS)
+    matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
+    send, streaming_send, _ = _methods(v03)
+    called = await matrix.methods_called(adapter)
+    assert (called[send], called[streaming_send]) == (len(matrix.OUTCOME_TEXTS), 0)
+
+
+@MODES
+async def test_cancel(adapter: str, stub: StubWebhook, v03: bool) -> None:
+    result = await _drive(adapter, v03, cancel, matrix.ANSWER, matrix.HOLD)
+    await matrix.check_cancel(
+        result,
+        stub,
+        not_found_type="TaskNotFoundError",
+        not_cancelable_type="TaskNotCancelableError",
+    )
+
+
+@MODES
+async def test_every_outcome_streamed(adapter: str, stub: StubWebhook, v03: bool) -> None:
+    result = await _drive(adapter, v03, stream, *matrix.STREAMED_TEXTS)
+    matrix.check_streams(result, stub)
+    send, streaming_send, _ = _methods(v03)
+    called = await matrix.methods_called(adapter)
+    assert (called[send], called[streaming_send]) == (0, len(matrix.STREAMED_TEXTS))
+    await matrix.check_streams_closed(adapter)
+
+
+@MODES
+async def test_resubscribe(adapter: str, stub: StubWebhook, v03: bool) -> None:
+    result = await _drive(adapter, v03, subscribe, matrix.HOLD)
+    await matrix.check_subscription(
+        result,
+        stub,
+        not_found_type="TaskNotFoundError",
+        unsupported_type="UnsupportedOperationError",
+    )
+    assert (await matrix.methods_called(adapter))[_methods(v03)[2]] == 3
+    await matrix.check_streams_closed(adapter)
+
+
+async def _poll(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    """A non-blocking send, then GetTask until the task is terminal: every state seen."""
+    [text] = texts
+    task = await _send(polling, text, blocking=False)
+    seen = [_task(task)]
+    while seen[-1]["state"] not in ("completed", "failed", "canceled"):
+        await asyncio.sleep(0.05)
+        seen.append(_task(await polling.get_task(GetTaskRequest(id=task.id))))
+    return {"polled": seen}
+
+
+@MODES
+async def test_polls_a_non_blocking_task(adapter: str, stub: StubWebhook, v03: bool) -> None:
+    polled = (await _drive(adapter, v03, _poll, "sleep:0.4"))["polled"]
+    assert polled[0]["state"] == "working"
+    assert "working" in [task["state"] for task in polled[1:]]
+    assert polled[-1]["state"] == "completed"
+    assert polled[-1]["artifacts"] == [{"name": "answer", "texts": ["slept"]}]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +29,7 @@ from n8n_a2a.protocol.model import (
     SubscribeToTask,
     Task,
     TaskEvent,
+    TaskPage,
     TaskState,
     TaskStatus,
 )
@@ -204,6 +207,24 @@ def test_v03_encodes_kinds_and_lowercase_and_does_not_wrap() -> None:
 def test_every_state_has_a_name_in_both_versions(state: TaskState) -> None:
     assert V1.state_names[state] == "TASK_STATE_" + state.value.upper().replace("-", "_")
     assert V03.state_names[state] == state.value
+
+
+@pytest.mark.parametrize("codec", [V1, V03], ids=["v1.0", "v0.3"])
+def test_a_tasks_owner_and_version_never_go_on_the_wire(codec: Codec) -> None:
+    task = replace(a_task(), owner="token:0wn3r-d1g35t", version=7)
+    update = StatusUpdate(task.id, task.context_id, task.status, 7)
+    encoded = [
+        codec.encode_task(task),
+        codec.encode_send_result(task),
+        codec.encode_stream_event(task),
+        codec.encode_stream_event(update),
+        codec.encode_page(TaskPage((task,), "", 50, 1)),
+    ]
+    assert encoded[0] == codec.encode_task(replace(task, owner=None))
+    for document in encoded:
+        wire = json.dumps(document)
+        assert "0wn3r" not in wire and "owner" not in wire.lower()
+    assert "0wn3r" not in repr(task)
 
 
 def test_history_length_keeps_the_newest() -> None:
@@ -487,6 +508,16 @@ def test_v03_status_updates_validate_with_final(state: TaskState) -> None:
     # What a2a-sdk 1.3.0's v0.3 client hands its caller.
     core = conversions.to_core_stream_response(response)
     assert core.status_update.status.state == a2a_pb2.TaskState.Value(f"TASK_STATE_{state.name}")
+
+
+def test_the_outcome_travels_in_the_status_update_that_ends_a_task() -> None:
+    update = replace(status_update(TaskState.FAILED), metadata={"outcome": "ESCALATED"})
+    parsed = v1_client_reads(update).status_update
+    assert dict(parsed.metadata) == {"outcome": "ESCALATED"}
+    v03 = v03_client_reads(update).result
+    assert isinstance(v03, v03_types.TaskStatusUpdateEvent)
+    assert v03.metadata == {"outcome": "ESCALATED"}
+    assert "metadata" not in V1.encode_stream_event(status_update(TaskState.WORKING))
 
 
 def test_v03_a_status_update_without_final_is_refused_by_the_models() -> None:

@@ -266,6 +266,27 @@ async def test_a_config_made_again_replaces_the_old_one(
     assert [post.url for post in sender.posts] == [FAST]
 
 
+async def test_the_same_config_again_keeps_what_is_queued(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    board = Board()
+    sender = ScriptedSender(holding={FAST})
+    async with delivering(sender, board) as (deliverer, metrics, _):
+        await board.new("t-1")
+        deliverer.follow(config())
+        board.announce("t-1", TaskState.WORKING, 1)
+        await trio.testing.wait_all_tasks_blocked()
+        board.announce("t-1", TaskState.INPUT_REQUIRED, 2)
+        deliverer.follow(config())  # the next turn's send carries it again
+        sender.release()
+        await settle(deliverer)
+    assert states(sender) == [
+        "statusUpdate TASK_STATE_WORKING",
+        "statusUpdate TASK_STATE_INPUT_REQUIRED",
+    ]
+    assert delivered(metrics, "canceled") == 0
+
+
 async def test_the_drain_waits_for_what_can_finish_and_logs_the_rest(
     autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:

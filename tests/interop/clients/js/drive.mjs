@@ -5,11 +5,16 @@
 //
 //   node drive.mjs BASE_URL TOKEN MODE conversation TEXT...
 //   node drive.mjs BASE_URL TOKEN MODE cancel ANSWER_TEXT HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE stream TEXT...
+//   node drive.mjs BASE_URL TOKEN MODE subscribe HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
 // its v0.3 interface, so the SDK's v0.3 transport is the one that talks).
+// `conversation` and `cancel` use sendMessage, `stream` sendMessageStream and
+// `subscribe` resubscribeTask, which stream because the card says it can.
 // The result's shape is the same for every client driver (see tests/interop/matrix.py).
 
 import { randomUUID } from "node:crypto";
@@ -32,23 +37,34 @@ const ROLE_USER = 1;
 const texts = (parts) =>
   (parts ?? []).filter((p) => p.content?.$case === "text").map((p) => p.content.value);
 
+function status(s) {
+  const message = s?.message;
+  return {
+    state: STATES[s?.state] ?? String(s?.state),
+    statusRole: message ? ROLES[message.role] ?? String(message.role) : null,
+    statusText: message ? texts(message.parts).join("\n") : null,
+  };
+}
+
+const artifact = (a) => ({ name: a.name, texts: texts(a.parts) });
+
 function task(t) {
-  const message = t.status?.message;
   return {
     id: t.id,
     contextId: t.contextId,
-    state: STATES[t.status?.state] ?? String(t.status?.state),
-    statusRole: message ? ROLES[message.role] ?? String(message.role) : null,
-    statusText: message ? texts(message.parts).join("\n") : null,
-    artifacts: (t.artifacts ?? []).map((a) => ({ name: a.name, texts: texts(a.parts) })),
+    ...status(t.status),
+    artifacts: (t.artifacts ?? []).map(artifact),
     historyRoles: (t.history ?? []).map((m) => ROLES[m.role] ?? String(m.role)),
     outcome: t.metadata?.outcome ?? null,
   };
 }
 
 function error(e) {
-  // JSON-RPC errors arrive as the SDK's typed errors (TaskNotFoundError, ...).
-  return { type: e?.name ?? typeof e, code: e?.envelopeCode ?? null, message: String(e?.message ?? e) };
+  // A JSON-RPC error answer arrives as the SDK's typed error (TaskNotFoundError, ...); one
+  // in an SSE event as a plain Error whose `cause` is that typed error.
+  const type = e?.cause ? `${e.name} caused by ${e.cause.name}` : e?.name ?? typeof e;
+  const code = e?.envelopeCode ?? e?.cause?.envelopeCode ?? null;
+  return { type, code, message: String(e?.message ?? e) };
 }
 
 async function outcome(call) {
@@ -59,15 +75,67 @@ async function outcome(call) {
   }
 }
 
+// One stream event in the drivers' common shape (kinds as v0.3 names them).
+function event(e) {
+  const { $case: kind, value } = e?.payload ?? {};
+  const empty = { state: null, final: null, statusRole: null, statusText: null, outcome: null };
+  switch (kind) {
+    case "task":
+      return {
+        kind: "task",
+        taskId: value.id,
+        ...empty,
+        ...status(value.status),
+        outcome: value.metadata?.outcome ?? null,
+      };
+    case "statusUpdate":
+      return {
+        kind: "status-update",
+        taskId: value.taskId,
+        ...status(value.status),
+        // v1.0 has no `final`; report it only if the SDK kept one.
+        final: value.final ?? null,
+        outcome: value.status?.message?.metadata?.outcome ?? null,
+      };
+    case "artifactUpdate":
+      return {
+        kind: "artifact-update",
+        taskId: value.taskId,
+        ...empty,
+        artifact: artifact(value.artifact),
+      };
+    case "message":
+      return { kind: "message", taskId: value.taskId ?? null, ...empty };
+    default:
+      throw new Error(`unexpected stream event ${JSON.stringify(e)}`);
+  }
+}
+
+// Every event of a stream, and the error it ended in, if one.
+async function stream(events, afterFirst) {
+  const seen = [];
+  try {
+    for await (const e of events) {
+      seen.push(event(e));
+      if (afterFirst && seen.length === 1) await afterFirst();
+    }
+  } catch (e) {
+    return { events: seen, error: error(e) };
+  }
+  return { events: seen };
+}
+
+const message = (text) => ({
+  messageId: randomUUID(),
+  role: ROLE_USER,
+  parts: [{ content: { $case: "text", value: text } }],
+});
+
 async function send(client, text, { blocking = true, push = undefined } = {}) {
   const configuration = { returnImmediately: !blocking };
   if (push) configuration.taskPushNotificationConfig = push;
   const result = await client.sendMessage({
-    message: {
-      messageId: randomUUID(),
-      role: ROLE_USER,
-      parts: [{ content: { $case: "text", value: text } }],
-    },
+    message: message(text),
     configuration,
   });
   // A Task has `status`; a Message (which this agent never sends) does not.
@@ -86,7 +154,7 @@ async function conversation(client, all) {
   };
 }
 
-async function cancel(client, answerText, holdText) {
+async function cancel(client, [answerText, holdText]) {
   const terminal = await send(client, answerText);
   const held = await send(client, holdText, { blocking: false });
   return {
@@ -95,6 +163,62 @@ async function cancel(client, answerText, holdText) {
     getAfterCancel: await outcome(client.getTask({ id: held.id })),
     cancelTerminal: await outcome(client.cancelTask({ id: terminal.id })),
     cancelUnknown: await outcome(client.cancelTask({ id: randomUUID() })),
+  };
+}
+
+async function streamed(client, all) {
+  const result = {};
+  for (const text of all) {
+    result[text] = await stream(client.sendMessageStream({ message: message(text) }));
+  }
+  return { streamed: result };
+}
+
+async function subscribe(client, [holdText]) {
+  const held = await send(client, holdText, { blocking: false });
+  const cancelIt = () => client.cancelTask({ id: held.id });
+  return {
+    held: task(held),
+    subscribed: await stream(client.resubscribeTask({ id: held.id }), cancelIt),
+    subscribeFinished: await stream(client.resubscribeTask({ id: held.id })),
+    subscribeUnknown: await stream(client.resubscribeTask({ id: randomUUID() })),
+  };
+}
+
+async function ids(call) {
+  try {
+    return { ids: (await call).tasks.map((t) => t.id) };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+// Another caller's attempts on the first caller's tasks, and on an unknown id, then the
+// first caller again with a refreshed token.
+async function isolation(client, [otherToken, refreshedToken, answerText, holdText], makeClient) {
+  const sent = await send(client, answerText);
+  const held = await send(client, holdText, { blocking: false });
+  const other = await makeClient(otherToken);
+  const unknown = randomUUID();
+  const attempts = {};
+  for (const [name, id] of [["sent", sent.id], ["held", held.id], ["unknown", unknown]]) {
+    attempts[name] = {
+      get: await outcome(other.getTask({ id })),
+      cancel: await outcome(other.cancelTask({ id })),
+      subscribe: await stream(other.resubscribeTask({ id })),
+    };
+  }
+  const refreshed = await makeClient(refreshedToken);
+  return {
+    sent: task(sent),
+    held: task(held),
+    unknown,
+    other: attempts,
+    // status 0 (unspecified) spelled out: the SDK writes an absent enum as "UNRECOGNIZED".
+    otherList: await ids(other.listTasks({ status: 0 })),
+    ownList: await ids(refreshed.listTasks({ status: 0 })),
+    refreshedGet: await outcome(refreshed.getTask({ id: held.id })),
+    refreshedCancel: await outcome(refreshed.cancelTask({ id: held.id })),
   };
 }
 
@@ -111,21 +235,22 @@ async function configOutcome(call) {
 // Inline configs on sends (a receiver that answers, one that answers 503 twice first, one
 // that never answers), then the four config methods on the first task, then configs the
 // adapter must refuse.
-async function push(client, text, token, okUrl, flakyUrl, deadUrl, ...refusedUrls) {
+async function push(client, [text, token, okUrl, flakyUrl, deadUrl, ...refusedUrls]) {
   const sent = await outcome(send(client, text, { push: { url: okUrl, token } }));
   const flaky = await outcome(send(client, text, { push: { url: flakyUrl, token } }));
   const started = Date.now();
   const dead = await outcome(send(client, text, { push: { url: deadUrl, token } }));
   const deadMs = Date.now() - started;
   const taskId = sent.task?.id ?? "";
+  const named = { taskId, id: "bridge" };
   const created = await configOutcome(
-    client.createTaskPushNotificationConfig({ taskId, id: "bridge", url: okUrl, token })
+    client.createTaskPushNotificationConfig({ ...named, url: okUrl, token })
   );
-  const got = await configOutcome(client.getTaskPushNotificationConfig({ taskId, id: "bridge" }));
+  const got = await configOutcome(client.getTaskPushNotificationConfig(named));
   const listed = (await client.listTaskPushNotificationConfig({ taskId })).configs.map(config);
-  await client.deleteTaskPushNotificationConfig({ taskId, id: "bridge" });
-  await client.deleteTaskPushNotificationConfig({ taskId, id: "bridge" });
-  const afterDelete = await configOutcome(client.getTaskPushNotificationConfig({ taskId, id: "bridge" }));
+  await client.deleteTaskPushNotificationConfig(named);
+  await client.deleteTaskPushNotificationConfig(named);
+  const afterDelete = await configOutcome(client.getTaskPushNotificationConfig(named));
   const refused = {};
   for (const url of refusedUrls) {
     refused[url] = await configOutcome(client.createTaskPushNotificationConfig({ taskId, url }));
@@ -133,30 +258,29 @@ async function push(client, text, token, okUrl, flakyUrl, deadUrl, ...refusedUrl
   return { sent, flaky, dead, deadMs, created, got, listed, afterDelete, refused };
 }
 
-const SCENARIOS = {
-  conversation: (client, args) => conversation(client, args),
-  cancel: (client, args) => cancel(client, ...args),
-  push: (client, args) => push(client, ...args),
-};
+const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push };
 
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);
-  const fetchImpl = (input, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("Authorization", `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
   const legacy = mode.startsWith("legacyCompat") ? { legacyCompat: { enabled: true } } : {};
-  const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
-    cardResolver: resolver,
-  });
-  const card = await resolver.resolve(baseUrl);
-  if (mode === "legacyCompat-v0.3") {
-    card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
-  }
-  const client = await factory.createFromAgentCard(card);
+  const makeClient = async (bearer) => {
+    const fetchImpl = (input, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set("Authorization", `Bearer ${bearer}`);
+      return fetch(input, { ...init, headers });
+    };
+    const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
+      cardResolver: resolver,
+    });
+    const card = await resolver.resolve(baseUrl);
+    if (mode === "legacyCompat-v0.3") {
+      card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
+    }
+    return factory.createFromAgentCard(card);
+  };
+  const client = await makeClient(token);
   // The SDK exports no ./package.json: read the installed one beside this copy.
   const sdk = new URL("./node_modules/@a2a-js/sdk/package.json", import.meta.url);
   const result = {
@@ -165,7 +289,7 @@ async function main() {
     runtime: `Node ${process.version}`,
     transport: client.transport.constructor.name,
     protocolVersion: client.protocolVersion,
-    ...(await SCENARIOS[scenario](client, args)),
+    ...(await SCENARIOS[scenario](client, args, makeClient)),
   };
   process.stdout.write(JSON.stringify(result) + "\n");
 }

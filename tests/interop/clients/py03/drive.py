@@ -5,7 +5,12 @@ the project's, since a2a-sdk 0.3 and 1.x cannot share one. Usage:
 
     python drive.py BASE_URL TOKEN conversation TEXT...
     python drive.py BASE_URL TOKEN cancel ANSWER_TEXT HOLD_TEXT
+    python drive.py BASE_URL TOKEN stream TEXT...
+    python drive.py BASE_URL TOKEN subscribe HOLD_TEXT
 
+`conversation` and `cancel` use a client configured with `streaming=False` (message/send);
+`stream` and `subscribe` the client's defaults, which stream (message/stream,
+tasks/resubscribe) because the card says `capabilities.streaming: true`.
 The result's shape is the same for every client driver (see tests/interop/matrix.py).
 """
 
@@ -15,12 +20,13 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib.metadata import version
 from typing import Any
 
 import httpx
 from a2a.client import A2ACardResolver, BaseClient, ClientConfig, ClientFactory
+from a2a.client.client import ClientEvent
 from a2a.client.errors import A2AClientJSONRPCError
 from a2a.types import (
     Message,
@@ -28,8 +34,11 @@ from a2a.types import (
     Part,
     Role,
     Task,
+    TaskArtifactUpdateEvent,
     TaskIdParams,
     TaskQueryParams,
+    TaskStatus,
+    TaskStatusUpdateEvent,
     TextPart,
 )
 
@@ -40,19 +49,57 @@ def _texts(parts: list[Part]) -> list[str]:
     return [p.root.text for p in parts if isinstance(p.root, TextPart)]
 
 
+def _status(status: TaskStatus) -> JSON:
+    message = status.message
+    return {
+        "state": status.state.value,
+        "statusRole": message.role.value if message else None,
+        "statusText": "\n".join(_texts(message.parts)) if message else None,
+    }
+
+
 def _task(task: Task) -> JSON:
     """The task in the drivers' common shape: v0.3 state and role names, texts only."""
-    status_message = task.status.message
     return {
         "id": task.id,
         "contextId": task.context_id,
-        "state": task.status.state.value,
-        "statusRole": status_message.role.value if status_message else None,
-        "statusText": "\n".join(_texts(status_message.parts)) if status_message else None,
+        **_status(task.status),
         "artifacts": [{"name": a.name, "texts": _texts(a.parts)} for a in task.artifacts or []],
         "historyRoles": [m.role.value for m in task.history or []],
         "outcome": (task.metadata or {}).get("outcome"),
     }
+
+
+def _event(event: ClientEvent | Message) -> JSON:
+    """One stream event in the drivers' common shape.
+
+    The client yields (task so far, the update) pairs; the update is None for the Task
+    event itself, which is then the task as received.
+    """
+    empty = {"state": None, "final": None, "statusRole": None, "statusText": None}
+    if isinstance(event, Message):
+        return {"kind": "message", "taskId": event.task_id, **empty, "outcome": None}
+    task, update = event
+    if update is None:
+        return {
+            "kind": "task",
+            "taskId": task.id,
+            **_status(task.status),
+            "final": None,
+            "outcome": (task.metadata or {}).get("outcome"),
+        }
+    if isinstance(update, TaskStatusUpdateEvent):
+        message = update.status.message
+        return {
+            "kind": "status-update",
+            "taskId": update.task_id,
+            **_status(update.status),
+            "final": update.final,
+            "outcome": ((message.metadata if message else None) or {}).get("outcome"),
+        }
+    assert isinstance(update, TaskArtifactUpdateEvent)
+    artifact = {"name": update.artifact.name, "texts": _texts(update.artifact.parts)}
+    return {"kind": "artifact-update", "taskId": update.task_id, **empty, "artifact": artifact}
 
 
 def _error(error: Exception) -> JSON:
@@ -76,14 +123,37 @@ async def _outcome(call: Awaitable[Task]) -> JSON:
         return {"error": _error(error)}
 
 
-async def _send(client: BaseClient, text: str, *, blocking: bool = True) -> Task:
-    message = Message(
+async def _stream(
+    events: AsyncIterator[ClientEvent | Message],
+    after_first: Callable[[], Awaitable[object]] | None = None,
+) -> JSON:
+    """Every event of a stream, as it came (the client updates its task in place), the
+    task the client built from them, and the error the stream ended in, if one."""
+    seen: list[JSON] = []
+    built: Task | None = None
+    try:
+        async for event in events:
+            seen.append(_event(event))
+            if isinstance(event, tuple):
+                built = event[0]
+            if after_first is not None and len(seen) == 1:
+                await after_first()
+    except Exception as error:
+        return {"events": seen, "error": _error(error)}
+    return {"events": seen} | ({"task": _task(built)} if built is not None else {})
+
+
+def _message(text: str) -> Message:
+    return Message(
         role=Role.user,
         message_id=str(uuid.uuid4()),
         parts=[Part(root=TextPart(text=text))],
     )
+
+
+async def _send(client: BaseClient, text: str, *, blocking: bool = True) -> Task:
     configuration = MessageSendConfiguration(blocking=blocking)
-    events = [event async for event in client.send_message(message, configuration=configuration)]
+    events = [e async for e in client.send_message(_message(text), configuration=configuration)]
     if len(events) != 1 or not isinstance(events[0], tuple):
         raise TypeError(f"expected one task event, got {events!r}")
     task, _update = events[0]
@@ -114,28 +184,59 @@ async def cancel(client: BaseClient, answer_text: str, hold_text: str) -> JSON:
     }
 
 
+async def stream(client: BaseClient, texts: list[str]) -> JSON:
+    """Every outcome by streaming send (message/stream): each stream's events."""
+    streamed = {text: await _stream(client.send_message(_message(text))) for text in texts}
+    return {"streamed": streamed}
+
+
+async def subscribe(client: BaseClient, polling: BaseClient, hold_text: str) -> JSON:
+    """tasks/resubscribe to a running task, canceled once the stream has begun; then to
+    that finished task, and to an unknown id."""
+    held = await _send(polling, hold_text, blocking=False)
+
+    async def cancel_it() -> None:
+        await polling.cancel_task(TaskIdParams(id=held.id))
+
+    return {
+        "held": _task(held),
+        "subscribed": await _stream(client.resubscribe(TaskIdParams(id=held.id)), cancel_it),
+        "subscribeFinished": await _stream(client.resubscribe(TaskIdParams(id=held.id))),
+        "subscribeUnknown": await _stream(client.resubscribe(TaskIdParams(id=str(uuid.uuid4())))),
+    }
+
+
+def _client(config: ClientConfig, card: Any) -> BaseClient:
+    client = ClientFactory(config).create(card)
+    # The factory's declared type is the abstract Client, which in 0.3 lacks the
+    # per-call configuration and close() that its one implementation has.
+    assert isinstance(client, BaseClient)
+    return client
+
+
 async def main(base_url: str, token: str, scenario: str, texts: list[str]) -> JSON:
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
-        # Default settings (streaming on): the card's capabilities.streaming false must
-        # be what keeps the client on message/send.
-        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
-        # The factory's declared type is the abstract Client, which in 0.3 lacks the
-        # per-call configuration and close() that its one implementation has.
-        assert isinstance(client, BaseClient)
+        # The defaults stream, because the card says it can; the other client is told not to.
+        streaming = _client(ClientConfig(httpx_client=http), card)
+        polling = _client(ClientConfig(httpx_client=http, streaming=False), card)
         result: JSON = {
             "client": "a2a-sdk",
             "version": version("a2a-sdk"),
             "runtime": f"Python {sys.version.split()[0]}",
-            "transport": type(getattr(client, "_transport")).__name__,  # noqa: B009 - private
+            "transport": type(getattr(streaming, "_transport")).__name__,  # noqa: B009 - private
             "protocolVersion": card.protocol_version,
         }
         if scenario == "conversation":
-            result |= await conversation(client, texts)
+            result |= await conversation(polling, texts)
+        elif scenario == "cancel":
+            result |= await cancel(polling, *texts)
+        elif scenario == "stream":
+            result |= await stream(streaming, texts)
         else:
-            result |= await cancel(client, *texts)
-        await client.close()
+            result |= await subscribe(streaming, polling, *texts)
+        # Closing a client closes its httpx client: the `async with` does it for both.
         return result
 
 
