@@ -4,6 +4,7 @@ deliveries to receivers on 127.0.0.1, the address policy, metrics and shutdown."
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from functools import partial
 from typing import Any
@@ -168,12 +169,12 @@ async def test_config_methods_on_an_unknown_task_are_32001(
     [
         (
             "http://169.254.169.254/latest/meta-data/",
-            "169.254.169.254 is the cloud metadata address",
+            r"169\.254\.169\.254 is the cloud metadata address",
         ),
-        ("http://10.0.0.7:8080/hook", "10.0.0.7 is a private address"),
-        ("http://[::1]:8080/hook", "::1 is a loopback address"),
-        # 127.0.0.1 is allowed, a name that resolves to it is not.
-        ("http://localhost:8080/hook", "localhost resolves to 127.0.0.1, a loopback address"),
+        ("http://10.0.0.7:8080/hook", r"10\.0\.0\.7 is a private address"),
+        ("http://[::1]:8080/hook", r"::1 is a loopback address"),
+        # 127.0.0.1 is allowed, a name that resolves to it (or to ::1) is not.
+        ("http://localhost:8080/hook", r"localhost resolves to (127\.0\.0\.1|::1), a loopback"),
     ],
 )
 async def test_a_config_leading_where_the_policy_refuses_is_32602(
@@ -184,7 +185,7 @@ async def test_a_config_leading_where_the_policy_refuses_is_32602(
         pushing, call("CreateTaskPushNotificationConfig", taskId=task["id"], url=url), V1
     )
     assert reply["error"]["code"] == -32602
-    assert words in reply["error"]["message"]
+    assert re.search(words, reply["error"]["message"])
     assert "ADAPTER_PUSH_ALLOW_HOSTS" in reply["error"]["message"]
     # An inline one is refused before a task is made.
     sent = await rpc(pushing, inline_v1("answer:x", url), V1)
