@@ -3,15 +3,20 @@
 The TCK (a2aproject/a2a-tck, branch 1.0-dev) picks what its system under test does by
 the prefix of the message's `messageId` (`scenarios/*.feature` there). The adapter
 passes `messageId` through to the workflow, so this webhook reads it and answers as
-an n8n workflow keeping the contract `{"answer": str, "escalate": bool}` would.
+an n8n workflow keeping the contract `{"answer": str, "escalate": bool}` would, with
+the third key `"inputRequired": true` where a scenario asks for input (the adapter
+runs with ADAPTER_ALLOW_INPUT_REQUIRED=true). The kit's follow-up message on such a
+task carries another prefix (`tck-complete-task`, ...), which answers it.
 
-Scenarios the contract cannot express (a direct Message, input-required, rejected,
-file or data artifacts, a chunked artifact) get the nearest honest contract reply,
-noted per prefix below: the adapter then answers a correct A2A task, just not the one the
-scenario asks for, and the TCK counts that requirement as failed.
+Scenarios the contract cannot express (a direct Message, rejected, file or data
+artifacts, a chunked artifact) get the nearest honest contract reply, noted per prefix
+below: the adapter then answers a correct A2A task, just not the one the scenario asks
+for, and the TCK counts that requirement as failed.
 
     python -m conformance.tck_workflow --port 8701
-    # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck n8n-a2a
+    # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck \
+    #       ADAPTER_ALLOW_INPUT_REQUIRED=true ADAPTER_PUSH_ALLOW_HOSTS=localhost n8n-a2a
+    # (localhost: the host of the kit's push receiver; README, "Conformance")
 """
 
 from __future__ import annotations
@@ -25,34 +30,47 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, Scope
 
-# Prefix -> (answer, escalate). reply_for tries the longest prefix first, so that
+
+def _answer(text: str) -> dict[str, Any]:
+    return {"answer": text, "escalate": False}
+
+
+def _escalate(text: str) -> dict[str, Any]:
+    return {"answer": text, "escalate": True}
+
+
+def _ask(question: str) -> dict[str, Any]:
+    return {"answer": question, "escalate": False, "inputRequired": True}
+
+
+# Prefix -> the contract reply. reply_for tries the longest prefix first, so that
 # `tck-artifact-file-url` wins over `tck-artifact-file`.
-SCENARIOS: dict[str, tuple[str, bool]] = {
-    "tck-complete-task": ("Hello from TCK", False),
-    "tck-artifact-text": ("Generated text content", False),
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "tck-complete-task": _answer("Hello from TCK"),
+    "tck-artifact-text": _answer("Generated text content"),
     # Not expressible: a file, file-url or data artifact. The text says so, and the
     # task completes with a text artifact: what a text-only workflow can do.
-    "tck-artifact-file-url": ("https://example.com/output.txt", False),
-    "tck-artifact-file": ("output.txt (text/plain): tck", False),
-    "tck-artifact-data": ('{"key": "value", "count": 42}', False),
+    "tck-artifact-file-url": _answer("https://example.com/output.txt"),
+    "tck-artifact-file": _answer("output.txt (text/plain): tck"),
+    "tck-artifact-data": _answer('{"key": "value", "count": 42}'),
     # Not expressible: a direct Message reply. Every reply becomes a Task.
-    "tck-message-response": ("Direct message response", False),
-    # Not expressible: input-required (the contract has no non-terminal reply).
-    # Escalation, "a person must take over", is the nearest: the task fails.
-    "tck-input-required": ("Input required: a person must continue this task.", True),
-    # Not expressible: rejected. Escalation again: the task fails, it is not rejected.
-    "tck-reject-task": ("rejected", True),
+    "tck-message-response": _answer("Direct message response"),
+    # The task waits in input-required for the kit's next message naming it.
+    "tck-input-required": _ask("Input required: send the next message on this task."),
+    # Not expressible: rejected. Escalation, "a person must take over", is the
+    # nearest: the task fails, it is not rejected.
+    "tck-reject-task": _escalate("rejected"),
     # Streaming scenarios: the adapter streams the task, `working`, the answer as an
     # artifact and `completed`, as these ask.
-    "tck-stream-artifact-text": ("Streamed text content", False),
-    "tck-stream-ordering-001": ("Ordered output", False),
-    "tck-stream-001": ("Stream hello from TCK", False),
-    "tck-stream-003": ("Stream task lifecycle", False),
+    "tck-stream-artifact-text": _answer("Streamed text content"),
+    "tck-stream-ordering-001": _answer("Ordered output"),
+    "tck-stream-001": _answer("Stream hello from TCK"),
+    "tck-stream-003": _answer("Stream task lifecycle"),
     # Not expressible: two chunks of one artifact (the answer is one artifact), a
     # file artifact, a message-only stream (every reply becomes a Task).
-    "tck-stream-artifact-chunked": ("chunk-1 chunk-2", False),
-    "tck-stream-artifact-file": ("output.txt (text/plain): tck", False),
-    "tck-stream-002": ("Stream message-only", False),
+    "tck-stream-artifact-chunked": _answer("chunk-1 chunk-2"),
+    "tck-stream-artifact-file": _answer("output.txt (text/plain): tck"),
+    "tck-stream-002": _answer("Stream message-only"),
 }
 
 
@@ -60,10 +78,9 @@ def reply_for(message_id: str) -> dict[str, Any]:
     """The contract reply for a message, chosen by its messageId's scenario prefix."""
     for prefix in sorted(SCENARIOS, key=len, reverse=True):
         if message_id.startswith(prefix):
-            answer, escalate = SCENARIOS[prefix]
-            return {"answer": answer, "escalate": escalate}
+            return dict(SCENARIOS[prefix])
     # The TCK's reference SUT completes any other message with this echo.
-    return {"answer": f"Unhandled messageId prefix: {message_id}", "escalate": False}
+    return _answer(f"Unhandled messageId prefix: {message_id}")
 
 
 async def app(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:

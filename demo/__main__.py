@@ -3,7 +3,8 @@
 It installs n8n once per machine (`n8n/run install`, minutes the first time), starts it
 on 127.0.0.1 with the example workflows in n8n/workflows/, and puts one `n8n-a2a`
 process in front of each workflow it shows, configured by environment only, as in
-production. The caller is the official a2a-sdk client.
+production. The caller is the official a2a-sdk client; like a chat bridge, it sends the
+answer to a question on the task that asked it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,15 @@ TOKEN = "demo.subject-token.for-the-workflow"
 
 @dataclass(frozen=True)
 class Scene:
-    """One workflow, what it shows, and what the caller says to it (with or without a token)."""
+    """One workflow, what it shows, and what the caller says to it (with or without a token).
+
+    `asks`: the adapter lets the workflow ask a question (ADAPTER_ALLOW_INPUT_REQUIRED).
+    """
 
     title: str
     webhook_path: str
     said: tuple[tuple[str, bool], ...]
+    asks: bool = False
 
 
 SCENES = (
@@ -48,6 +53,12 @@ SCENES = (
             ("And 2 pallets of rice?", True),
             ("Then 30 pallets of salt, please.", True),
         ),
+    ),
+    Scene(
+        "The agent asks which item; the answer continues the same task",
+        "check-availability-turns",
+        (("Are there 5 pallets?", True), ("Sugar.", True)),
+        asks=True,
     ),
     Scene(
         "The token reaches the workflow in X-Subject-Token, and only there",
@@ -74,7 +85,8 @@ def main() -> None:
     ):
         print(f"n8n serves {n8n_url}\n")
         for scene in SCENES:
-            with running_adapter(f"{n8n_url}/webhook/{scene.webhook_path}") as adapter_url:
+            webhook_url = f"{n8n_url}/webhook/{scene.webhook_path}"
+            with running_adapter(webhook_url, asks=scene.asks) as adapter_url:
                 print(f"== {scene.title}\n   n8n-a2a {adapter_url} -> {scene.webhook_path}")
                 asyncio.run(talk(adapter_url, scene))
                 print()
@@ -82,6 +94,7 @@ def main() -> None:
 
 async def talk(adapter_url: str, scene: Scene) -> None:
     context_id = str(uuid.uuid4())
+    waiting = ""  # the task that asked a question: the next message answers it
     async with httpx.AsyncClient(timeout=30) as http:
         card = await A2ACardResolver(http, adapter_url).get_agent_card()
         client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
@@ -93,13 +106,19 @@ async def talk(adapter_url: str, scene: Scene) -> None:
                 role=Role.ROLE_USER,
                 message_id=str(uuid.uuid4()),
                 context_id=context_id,
+                task_id=waiting,
                 parts=[Part(text=text)],
             )
             [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
             task = event.task
             said = task.status.message.parts[0].text if task.status.message.parts else ""
-            print(f"   > {text}{'' if with_token else '   (no token)'}")
+            notes = ("" if with_token else "   (no token)") + (
+                f"   (the same task {waiting[:8]}...)" if waiting else ""
+            )
+            print(f"   > {text}{notes}")
             print(f"     {TaskState.Name(task.status.state)}: {said}")
+            asked = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            waiting = task.id if asked else ""
         await client.close()
 
 
@@ -117,7 +136,7 @@ def running_n8n(datadir: str) -> Iterator[str]:
 
 
 @contextmanager
-def running_adapter(webhook_url: str) -> Iterator[str]:
+def running_adapter(webhook_url: str, *, asks: bool = False) -> Iterator[str]:
     port = _free_port()
     public_url = f"http://127.0.0.1:{port}/"
     environ = {
@@ -133,6 +152,7 @@ def running_adapter(webhook_url: str) -> Iterator[str]:
         "ADAPTER_HOST": "127.0.0.1",
         "ADAPTER_PORT": str(port),
         "ADAPTER_LOG_LEVEL": "WARNING",
+        "ADAPTER_ALLOW_INPUT_REQUIRED": "true" if asks else "false",
     }
     adapter = subprocess.Popen([sys.executable, "-m", "n8n_a2a"], env=environ)
     try:

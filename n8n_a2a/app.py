@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import trio
@@ -21,6 +22,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from .config import Settings
 from .executor import Executor
+from .identity import AuthFailure, AuthReason, Owner, token_owner
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 from .protocol import jsonrpc, sse
@@ -32,14 +34,26 @@ from .protocol.model import (
     CancelTask,
     GetTask,
     ListTasks,
+    Operation,
     SendMessage,
     SubscribeToTask,
     Task,
     TaskEvent,
 )
+from .protocol.push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushOperation,
+)
 from .protocol.versions import V03, V1, codec_for, negotiate
+from .push.service import PushNotifications
 from .streams import SubscriberTooSlow
 from .webhook import Caller
+
+if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
+    from .auth import OidcVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +76,12 @@ def create_app(
     settings: Settings,
     executor: Executor,
     metrics: Metrics,
+    push: PushNotifications,
+    verifier: OidcVerifier | None = None,
     store_problem: Callable[[], str | None] = lambda: None,
 ) -> QuartTrio:
+    """The app; with a verifier (ADAPTER_OIDC_ISSUER) every request's token is verified.
+    `store_problem` says why the task store is not ready (None: it is)."""
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # The card only changes with a restart: its Last-Modified is the start time.
@@ -108,10 +126,13 @@ def create_app(
             token = bearer_token(request.headers.get("Authorization"))
         except A2AError as refused:
             token, malformed = None, refused
-        if settings.require_token and token is None:
-            # Before anything else (type, body, version): a request without a token is
+        try:
+            # Before anything else (type, body, version): a request refused for its token is
             # judged on nothing but that; its body is read only for the id to echo.
-            return refuse(await _readable_id(), codec, malformed or _UNAUTHENTICATED, status=401)
+            owner = await identify(token, malformed)
+        except AuthFailure as failure:
+            metrics.auth_failed(failure.reason)
+            return refuse(await _readable_id(), codec, failure, status=401)
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
             error = A2AError(
@@ -130,6 +151,7 @@ def create_app(
         caller = Caller(
             token,
             trace_headers(request.headers.get("traceparent"), request.headers.get("tracestate")),
+            owner,
         )
         try:
             operation = codec.decode(call.method, call.params)
@@ -143,6 +165,16 @@ def create_app(
         metrics.request_answered(method, 0)
         return _json(jsonrpc.result_response(call.id, result))
 
+    async def identify(token: str | None, malformed: A2AError | None) -> Owner:
+        """Whose tasks the caller may touch; AuthFailure for a caller to refuse (HTTP 401)."""
+        if malformed is not None and (verifier is not None or settings.require_token):
+            raise AuthFailure(AuthReason.MALFORMED, malformed.message)
+        if verifier is not None:
+            return await verifier.verify(token)
+        if settings.require_token and token is None:
+            raise AuthFailure(AuthReason.NO_TOKEN)
+        return token_owner(token)
+
     def refuse(
         request_id: jsonrpc.RequestId,
         codec: Codec,
@@ -152,8 +184,8 @@ def create_app(
     ) -> Response:
         log_refusal(method, error)
         response = _error(request_id, codec, error, status)
-        if status == 401:
-            response.headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+        if isinstance(error, AuthFailure):
+            response.headers["WWW-Authenticate"] = error.challenge
         return response
 
     async def stream(
@@ -172,7 +204,7 @@ def create_app(
         a race with the check) is the stream's last event in both versions."""
         if codec is V1:
             try:
-                await executor.check_stream(operation)
+                await executor.check_stream(operation, caller)
             except A2AError as error:
                 return refuse(request_id, codec, error, method)
 
@@ -212,18 +244,33 @@ def create_app(
         fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
         logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
 
-    async def _perform(
-        codec: Codec, operation: SendMessage | GetTask | CancelTask | ListTasks, caller: Caller
-    ) -> dict[str, object]:
+    async def _perform(codec: Codec, operation: Operation, caller: Caller) -> object:
         match operation:
             case SendMessage():
                 return codec.encode_send_result(await executor.send(operation, caller))
             case GetTask(task_id, history_length):
-                return codec.encode_task(await executor.get(task_id, history_length))
+                return codec.encode_task(await executor.get(task_id, caller, history_length))
             case CancelTask(task_id):
-                return codec.encode_task(await executor.cancel(task_id))
+                return codec.encode_task(await executor.cancel(task_id, caller))
             case ListTasks():
-                return codec.encode_page(await executor.list(operation))
+                return codec.encode_page(await executor.list(operation, caller))
+            case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
+                # A task the caller may not see is unknown here too, as GetTask answers.
+                await executor.get(operation.task_id, caller)
+                return await _perform_push(codec, operation)
+        raise AssertionError(f"not a JSON operation: {operation!r}")  # streams go elsewhere
+
+    async def _perform_push(codec: Codec, operation: PushOperation) -> object:
+        match operation:
+            case CreatePushConfig():
+                return codec.encode_push_config(await push.create(operation))
+            case GetPushConfig():
+                return codec.encode_push_config(await push.get(operation))
+            case ListPushConfigs():
+                return codec.encode_push_page(await push.list(operation))
+            case DeletePushConfig():
+                await push.delete(operation)
+                return codec.encode_push_deleted()
 
     @app.get("/healthz")
     async def healthz() -> Response:
@@ -232,9 +279,12 @@ def create_app(
 
     @app.get("/readyz")
     async def readyz() -> Response:
-        """Readiness: accepting sends, the task store ready and, when asked for, the
-        webhook's host takes a TCP connection (the workflow itself is never called)."""
+        """Readiness: accepting sends, the task store ready, the OIDC keys loaded and, when
+        asked for, the webhook's host takes a TCP connection (the workflow itself is never
+        called)."""
         problem = "shutting down" if not executor.accepting else store_problem()
+        if problem is None and verifier is not None and not verifier.ready:
+            problem = "the OIDC issuer's keys are not loaded yet (ADAPTER_OIDC_ISSUER)"
         if problem is None and settings.ready_check_webhook:
             problem = await _webhook_host_problem(settings.webhook_url)
         if problem is not None:
@@ -269,10 +319,6 @@ def create_app(
     return app
 
 
-_UNAUTHENTICATED = A2AError(
-    ErrorCode.INVALID_REQUEST,
-    "Authentication required: send the header Authorization: Bearer <token>",
-)
 _KNOWN_METHODS = frozenset(V1.methods) | frozenset(V03.methods)
 
 

@@ -7,10 +7,12 @@ import math
 import re
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
+
+from .protocol.push import AllowList
 
 T = TypeVar("T")
 
@@ -48,13 +50,21 @@ class Settings:
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024
     max_tasks: int = 10_000
+    max_stored_text: int = 8192
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
     require_token: bool = False
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
     ready_check_webhook: bool = False
+    allow_input_required: bool = False
+    input_ttl: float = 86400.0
     log_level: str = "INFO"
     log_format: str = "auto"
+    push_max_configs: int = 8
+    push_max_attempts: int = 5
+    push_allow_hosts: AllowList = field(default_factory=AllowList)
     store_url: str | None = None
     lease_seconds: float = 15.0
 
@@ -62,6 +72,13 @@ class Settings:
     def rpc_path(self) -> str:
         """The JSON-RPC endpoint's path: the public URL's own, so an ingress needs no rewrite."""
         return urlsplit(self.public_url).path or "/"
+
+    @property
+    def oidc_discovery_url(self) -> str | None:
+        """Where the issuer describes itself and its keys (OpenID Connect Discovery 1.0 §4)."""
+        if self.oidc_issuer is None:
+            return None
+        return self.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -87,13 +104,23 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_concurrent_calls=_optional(environ, "ADAPTER_MAX_CONCURRENT_CALLS", 1024, _at_least(1)),
         max_queued_calls=_optional(environ, "ADAPTER_MAX_QUEUED_CALLS", 1024, _at_least(0)),
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
+        max_stored_text=_optional(environ, "ADAPTER_MAX_STORED_TEXT", 8192, _at_least(256)),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
+        oidc_issuer=_oidc_issuer(environ),
+        oidc_audience=_oidc_audience(environ),
         ready_check_webhook=_optional(environ, "ADAPTER_READY_CHECK_WEBHOOK", False, _boolean),
+        allow_input_required=_optional(environ, "ADAPTER_ALLOW_INPUT_REQUIRED", False, _boolean),
+        input_ttl=_optional(environ, "ADAPTER_INPUT_TTL", 86400.0, _seconds),
         log_level=_optional(environ, "ADAPTER_LOG_LEVEL", "INFO", _one_of(*LOG_LEVELS)),
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
+        push_max_configs=_optional(environ, "ADAPTER_PUSH_MAX_CONFIGS", 8, _at_least(1)),
+        push_max_attempts=_optional(environ, "ADAPTER_PUSH_MAX_ATTEMPTS", 5, _at_least(1)),
+        push_allow_hosts=_optional(
+            environ, "ADAPTER_PUSH_ALLOW_HOSTS", AllowList(), AllowList.parse
+        ),
         store_url=_store_url(environ),
         lease_seconds=_optional(environ, "ADAPTER_LEASE_SECONDS", 15.0, _lease),
     )
@@ -163,6 +190,36 @@ def _ca_bundle(environ: Mapping[str, str]) -> str | None:
             "ADAPTER_CA_BUNDLE", f"is not a readable PEM CA file: {path} ({error})"
         ) from None
     return path
+
+
+def _oidc_issuer(environ: Mapping[str, str]) -> str | None:
+    if not environ.get("ADAPTER_OIDC_ISSUER", "").strip():
+        return None
+    issuer = _http_url(environ, "ADAPTER_OIDC_ISSUER")
+    try:
+        # The optional extra: PyJWT, with cryptography for the asymmetric algorithms.
+        from jwt.algorithms import has_crypto
+    except ImportError:
+        has_crypto = False
+    if not has_crypto:
+        raise ConfigError(
+            "ADAPTER_OIDC_ISSUER",
+            "verifying tokens needs the oidc extra: pip install 'n8n-a2a[oidc]'",
+        )
+    return issuer
+
+
+def _oidc_audience(environ: Mapping[str, str]) -> str | None:
+    audience = environ.get("ADAPTER_OIDC_AUDIENCE", "").strip()
+    issuer = environ.get("ADAPTER_OIDC_ISSUER", "").strip()
+    if issuer and not audience:
+        raise ConfigError(
+            "ADAPTER_OIDC_AUDIENCE",
+            "is required with ADAPTER_OIDC_ISSUER: the aud a token must carry to be for this agent",
+        )
+    if audience and not issuer:
+        raise ConfigError("ADAPTER_OIDC_AUDIENCE", "is only used with ADAPTER_OIDC_ISSUER")
+    return audience or None
 
 
 def _store_url(environ: Mapping[str, str]) -> str | None:

@@ -10,6 +10,12 @@ is decided here, not by whoever happened to move second. Pure: no I/O.
 call is cancelled, so the call's own verdict, whenever it arrives, finds the task
 terminal and loses. A verdict recorded first makes a later cancel a caller error
 (-32002: the task is already done) and a later shutdown cut a no-op.
+
+A task whose workflow asked a question waits in `input-required` for the caller's
+next message, which starts the next turn: `submitted` again, exactly as a new task
+begins (then `working` once it has a call slot), and the turn's own verdict decides
+what follows. Nothing runs while it waits, so a shutdown leaves it alone; a cancel or
+the end of its wait ends it.
 """
 
 from __future__ import annotations
@@ -32,8 +38,19 @@ _NEXT: dict[TaskState, frozenset[TaskState]] = {
     TaskState.WORKING: frozenset(
         {
             TaskState.COMPLETED,  # the workflow answered
+            TaskState.INPUT_REQUIRED,  # the workflow asked a question
             TaskState.FAILED,  # any other verdict, or cut by shutdown
             TaskState.CANCELED,  # canceled mid-call
+        }
+    ),
+    # Waiting for the caller's answer to the workflow's question; nothing runs:
+    TaskState.INPUT_REQUIRED: frozenset(
+        {
+            # The caller's next message came: its turn is admitted as a new task is,
+            # and goes on to `working` once it has a call slot.
+            TaskState.SUBMITTED,
+            TaskState.CANCELED,  # canceled while it waited
+            TaskState.FAILED,  # no answer came in time (ADAPTER_INPUT_TTL)
         }
     ),
 }
@@ -50,9 +67,12 @@ def may_cancel(current: TaskState) -> bool:
 
 
 def state_for(outcome: Outcome) -> TaskState:
-    """The state an outcome ends a task in: only an answer completes one."""
+    """The state an outcome leaves a task in: only an answer completes one, a question
+    makes it wait for input."""
     if outcome is Outcome.ANSWERED:
         return TaskState.COMPLETED
+    if outcome is Outcome.INPUT_REQUIRED:
+        return TaskState.INPUT_REQUIRED
     if outcome is Outcome.CANCELED:
         return TaskState.CANCELED
     return TaskState.FAILED

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from .identity import AuthReason
 from .outcome import Outcome
 
 #: The content type of `GET /metrics`.
@@ -13,16 +14,27 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # Webhook latency from 5 ms (a stub) to a minute (a slow workflow).
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# What became of a push update for one config (push/deliverer.py).
+PUSH_RESULTS = (
+    "delivered",  # a 2xx
+    "rejected",  # a 4xx other than 408 and 429, or a redirect: not retried
+    "failed",  # no 2xx within ADAPTER_PUSH_MAX_ATTEMPTS attempts
+    "blocked",  # the URL leads where the policy refuses: not attempted
+    "coalesced",  # superseded by a later update while the receiver lagged
+    "canceled",  # its config was deleted first
+    "undelivered",  # still queued when the shutdown's grace ran out
+)
 
 
 class Metrics:
-    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC."""
+    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC,
+    streams, refused tokens."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._tasks = Counter(
             "n8n_a2a_tasks",
-            "Tasks that reached a terminal state, by outcome.",
+            "Turns of tasks that ended, by outcome (INPUT_REQUIRED: the task waits for input).",
             ["outcome"],
             registry=self.registry,
         )
@@ -40,6 +52,14 @@ class Metrics:
             ["method", "code"],
             registry=self.registry,
         )
+        self._auth_failures = Counter(
+            "n8n_a2a_auth_failures",
+            "Requests refused for their token (HTTP 401), by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in AuthReason:
+            self._auth_failures.labels(reason.value)
         self._streams = Gauge(
             "n8n_a2a_streams_open", "Event streams open now.", registry=self.registry
         )
@@ -51,6 +71,24 @@ class Metrics:
         self._slow_subscribers = Counter(
             "n8n_a2a_stream_subscribers_dropped",
             "Streams closed because their reader fell too far behind.",
+            registry=self.registry,
+        )
+
+        self._push = Counter(
+            "n8n_a2a_push_deliveries",
+            "Push updates by what became of them, per config.",
+            ["result"],
+            registry=self.registry,
+        )
+        for result in PUSH_RESULTS:
+            self._push.labels(result)
+        self._push_attempts = Counter(
+            "n8n_a2a_push_attempts", "POSTs made to push receivers.", registry=self.registry
+        )
+        self._push_latency = Histogram(
+            "n8n_a2a_push_delivery_seconds",
+            "From a task's update to its delivery (queue and retries included).",
+            buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
 
@@ -79,6 +117,9 @@ class Metrics:
         """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
         self._requests.labels(method, str(code)).inc()
 
+    def auth_failed(self, reason: AuthReason) -> None:
+        self._auth_failures.labels(reason.value).inc()
+
     def stream_opened(self) -> None:
         self._streams.inc()
 
@@ -90,6 +131,23 @@ class Metrics:
 
     def stream_subscriber_dropped(self) -> None:
         self._slow_subscribers.inc()
+
+    def watch_push(self, queued: Callable[[], float]) -> None:
+        Gauge(
+            "n8n_a2a_push_updates_queued",
+            "Push updates waiting for (or under way to) their receivers.",
+            registry=self.registry,
+        ).set_function(queued)
+
+    def push_delivered(self, result: str, count: int = 1) -> None:
+        """Count updates by result, one of PUSH_RESULTS."""
+        self._push.labels(result).inc(count)
+
+    def push_attempted(self) -> None:
+        self._push_attempts.inc()
+
+    def push_latency(self, seconds: float) -> None:
+        self._push_latency.observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -6,6 +6,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import trio
 from hypercorn.config import Config, Sockets
@@ -19,9 +20,16 @@ from .executor import Drained, Executor
 from .leases import Leases, keep_leases
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
+from .push.deliverer import Deliverer
+from .push.memory import MemoryPushConfigStore
+from .push.sender import PushSender
+from .push.service import PushNotifications
 from .store import TaskEvents, TaskStore
 from .store.memory import MemoryTaskEvents, MemoryTaskStore
 from .webhook import WebhookClient
+
+if TYPE_CHECKING:
+    from .auth import OidcVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +68,19 @@ def listen(config: Config, settings: Settings) -> Sockets:
     except OSError as error:
         raise CannotListen(settings.host, settings.port, error) from error
     return sockets
+
+
+@asynccontextmanager
+async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | None]:
+    """With ADAPTER_OIDC_ISSUER, the verifier whose keys load in the background; else none."""
+    if settings.oidc_issuer is None:
+        yield None
+        return
+    # The oidc extra: imported only when an issuer is set, so the base install runs without it.
+    from .auth import open_verifier
+
+    async with open_verifier(settings) as verifier:
+        yield verifier
 
 
 @asynccontextmanager
@@ -110,12 +131,30 @@ async def serve(
     stopping = trio.Event()
     reason = "the server stopped"
     drained = Drained(finished=0, cut=0)
+    undelivered = 0
     async with (
         WebhookClient(settings) as webhook,
+        PushSender(settings.push_allow_hosts) as push_sender,
+        _token_verifier(settings) as verifier,
         _task_store(settings) as (store, events, leases, store_problem),
         trio.open_nursery() as calls,
     ):
         metrics = Metrics()
+        configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
+        deliverer = Deliverer(
+            push_sender,
+            store,
+            configs,
+            max_attempts=settings.push_max_attempts,
+            metrics=metrics,
+        )
+        push = PushNotifications(
+            configs,
+            deliverer,
+            store,
+            settings.push_allow_hosts,
+            max_configs=settings.push_max_configs,
+        )
         executor = Executor(
             calls,
             store,
@@ -124,11 +163,16 @@ async def serve(
             settings.skill_id,
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
+            max_stored_text=settings.max_stored_text,
             metrics=metrics,
+            input_required=settings.allow_input_required,
+            input_ttl=settings.input_ttl,
+            push=push,
             store_patience=settings.lease_seconds,
         )
         in_memory = store if isinstance(store, MemoryTaskStore) else ()
         metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
+        metrics.watch_push(lambda: deliverer.queued)
         housekeeping = trio.CancelScope()
 
         async def stop_when_told() -> None:
@@ -138,9 +182,11 @@ async def serve(
             stopping.set()
 
         async def drain_when_stopping() -> None:
-            nonlocal drained
+            nonlocal drained, undelivered
             await stopping.wait()
             drained = await executor.drain(settings.shutdown_grace)
+            # The updates of the tasks the drain ended get a grace of their own.
+            undelivered = await deliverer.drain(settings.shutdown_grace)
             housekeeping.cancel()
 
         async def keep(leases: Leases) -> None:
@@ -148,7 +194,7 @@ async def serve(
                 await keep_leases(leases, executor, settings.lease_seconds)
 
         app = wrap_app(
-            create_app(settings, executor, metrics, store_problem),
+            create_app(settings, executor, metrics, push, verifier, store_problem),
             config.wsgi_max_body_size,
             None,
         )
@@ -166,6 +212,8 @@ async def serve(
             )
             stopping.set()  # also when hypercorn stopped on its own
 
+        await calls.start(deliverer.run, events)
+        await calls.start(executor.listen)
         if leases is not None:
             calls.start_soon(keep, leases)
         calls.start_soon(drain_when_stopping)
@@ -192,6 +240,7 @@ async def serve(
                 "reason": reason,
                 "calls_finished": drained.finished,
                 "calls_cut": drained.cut,
+                "push_undelivered": undelivered,
             }
         },
     )

@@ -1,14 +1,20 @@
 """A stand-in for an n8n production webhook, served for real on 127.0.0.1.
 
 The message text picks the reply, so one adapter in front of it reaches every
-outcome: `answer:X`, `escalate:X`, `silent`, `n8n-error`, `not-registered`,
-`http-503`, `off-contract-json`, `off-contract-text`, `redirect`, `sleep:S`,
-`hold` (never answers), `echo-token`, `huge`; anything else is echoed as the answer.
+outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `silent`,
+`n8n-error`, `not-registered`, `http-503`, `off-contract-json`, `off-contract-text`,
+`redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
+one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`; compressed
+whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
+`gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
+anything else is echoed as the answer.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +117,9 @@ class StubWebhook:
             return 200, json_type, _contract(argument, escalate=False), []
         if verb == "escalate":
             return 200, json_type, _contract(argument, escalate=True), []
+        if verb == "ask":
+            question = {"answer": argument, "escalate": False, "inputRequired": True}
+            return 200, json_type, json.dumps(question).encode(), []
         if verb == "sleep":
             await trio.sleep(float(argument))
             return 200, json_type, _contract("slept", escalate=False), []
@@ -133,16 +142,73 @@ class StubWebhook:
             return 200, "text/html; charset=utf-8", b"sure, whatever you say", []
         if text == "redirect":
             return 302, "text/plain", b"", [(b"location", b"http://127.0.0.1:9/elsewhere")]
-        if text == "echo-token":
-            token = headers.get("x-subject-token", "")
-            return 200, json_type, _contract(f"your token is {token}", escalate=False), []
+        if verb == "echo-token":
+            return _echo_token(headers.get("x-subject-token", ""), argument)
+        if text == "lone-surrogate":
+            # What Node writes for a string cut through an emoji.
+            return 200, json_type, b'{"answer": "flour \\ud83d", "escalate": false}', []
+        if verb in _WBITS:
+            packer = zlib.compressobj(wbits=_WBITS[verb])
+            packed = packer.compress(_contract(argument, escalate=False)) + packer.flush()
+            encoding = verb.removeprefix("raw-").encode()
+            return 200, json_type, packed, [(b"content-encoding", encoding)]
+        if text == "gzip-cut":
+            packer = zlib.compressobj(wbits=31)
+            packed = packer.compress(_contract("cut", escalate=False)) + packer.flush()
+            return 200, json_type, packed[:-8], [(b"content-encoding", b"gzip")]
+        if text == "gzip-garbage":
+            return 200, json_type, b"not gzip at all", [(b"content-encoding", b"gzip")]
+        if text == "gzip-bomb":
+            return 200, json_type, _gzip_bomb(), [(b"content-encoding", b"gzip")]
+        if text == "brotli":
+            return 200, json_type, b"\x1b\x00\x00", [(b"content-encoding", b"br")]
         if text == "huge":
             return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
         return 200, json_type, _contract(text, escalate=False), []
 
 
+# Content-Encoding verbs and their zlib framing: gzip, zlib's, none.
+_WBITS = {"gzip": 31, "deflate": 15, "raw-deflate": -15}
+
+
 def _contract(answer: str, *, escalate: bool) -> bytes:
     return json.dumps({"answer": answer, "escalate": escalate}).encode()
+
+
+def _echo_token(token: str, how: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+    """A workflow that puts the caller's token into its reply, disguised as asked."""
+    if how == "escaped":
+        disguised = "".join(_json_escaped(i, c) for i, c in enumerate(token))
+        body = ('{"answer": "your token is ' + disguised + '", "escalate": false}').encode()
+        return 200, "application/json", body, []
+    if how == "location":
+        where = "http://127.0.0.1:9/callback?t=" + "".join(f"%{ord(c):02x}" for c in token)
+        return 302, "text/plain", b"", [(b"location", where.encode())]
+    if how == "content-type":
+        return 200, f"text/plain; token={token}", b"not the contract", []
+    return 200, "application/json", _contract(f"your token is {token}", escalate=False), []
+
+
+def _json_escaped(index: int, char: str) -> str:
+    """Every other character as a \\u escape, in upper- and lower-case hex by turns."""
+    if char == "/":
+        return "\\/"
+    if index % 2 == 0:
+        return char
+    return f"\\u{ord(char):04X}" if index % 4 == 1 else f"\\u{ord(char):04x}"
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    """About 1 MB of gzip that would decode to 1 GiB of zeros.
+
+    Each block is flushed in full, so one compressed block repeated is a valid stream; its
+    trailer is never reached by a reader that stops at its limit.
+    """
+    packer = zlib.compressobj(9, wbits=31)
+    header = packer.compress(b"")
+    block = packer.compress(bytes(1024 * 1024)) + packer.flush(zlib.Z_FULL_FLUSH)
+    return header + block * 1024 + packer.flush()
 
 
 async def start_stub_webhook(

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from n8n_a2a.config import ConfigError, load_settings
+from n8n_a2a.protocol.push import AllowList
 
 GOOD = {
     "ADAPTER_AGENT_NAME": "Supply agent",
@@ -26,6 +27,27 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.host, settings.port, settings.webhook_timeout) == ("0.0.0.0", 8080, 60.0)
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
+    assert settings.max_stored_text == 8192
+    assert load_settings({**GOOD, "ADAPTER_MAX_STORED_TEXT": "300"}).max_stored_text == 300
+    # The contract stays strict unless a deployment opts in; a question waits a day.
+    assert (settings.allow_input_required, settings.input_ttl) == (False, 86400.0)
+    assert (settings.push_max_configs, settings.push_max_attempts) == (8, 5)
+    assert settings.push_allow_hosts == AllowList()
+
+
+def test_a_deployment_opts_in_to_questions() -> None:
+    environ = {**GOOD, "ADAPTER_ALLOW_INPUT_REQUIRED": "true", "ADAPTER_INPUT_TTL": "900"}
+    settings = load_settings(environ)
+    assert (settings.allow_input_required, settings.input_ttl) == (True, 900.0)
+
+
+def test_the_push_allow_list_takes_names_addresses_and_networks() -> None:
+    settings = load_settings(
+        {**GOOD, "ADAPTER_PUSH_ALLOW_HOSTS": " Receiver.Internal., 127.0.0.1 ,, fd00::/8,[::1]"}
+    )
+    allow = settings.push_allow_hosts
+    assert allow.names == {"receiver.internal"}
+    assert [str(n) for n in allow.networks] == ["127.0.0.1/32", "fd00::/8", "::1/128"]
 
 
 @pytest.mark.parametrize(
@@ -48,20 +70,30 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_MAX_CONCURRENT_CALLS", "0", "at least 1"),
         ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_MAX_STORED_TEXT", "100", "at least 256"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),
         ("ADAPTER_READY_CHECK_WEBHOOK", "2", "true or false"),
+        ("ADAPTER_ALLOW_INPUT_REQUIRED", "sometimes", "true or false"),
+        ("ADAPTER_INPUT_TTL", "0", "greater than 0"),
+        ("ADAPTER_INPUT_TTL", "a day", "number of seconds"),
         ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
         ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
         ("ADAPTER_STORE_URL", "mysql://db/tasks", "postgresql:// URL"),
         ("ADAPTER_STORE_URL", "db.internal:5432", "postgresql:// URL"),
         ("ADAPTER_LEASE_SECONDS", "0.5", "at least 1"),
         ("ADAPTER_LEASE_SECONDS", "soon", "number of seconds"),
+        ("ADAPTER_PUSH_MAX_CONFIGS", "0", "at least 1"),
+        ("ADAPTER_PUSH_MAX_ATTEMPTS", "many", "whole number"),
+        ("ADAPTER_PUSH_ALLOW_HOSTS", "10.0.0.1/8", "no bits set past the prefix"),
+        ("ADAPTER_PUSH_ALLOW_HOSTS", "localhost, http://x/", "'http://x/' is neither"),
+        ("ADAPTER_OIDC_ISSUER", "login.example", "http:// or https://"),
+        ("ADAPTER_OIDC_AUDIENCE", None, "is required with ADAPTER_OIDC_ISSUER"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:
-    environ: dict[str, Any] = dict(GOOD)
+    environ: dict[str, Any] = {**GOOD, **OIDC}
     if value is None:
         del environ[variable]
     else:
@@ -80,6 +112,61 @@ def test_the_shared_store_is_opt_in_and_its_url_never_quoted() -> None:
     with pytest.raises(ConfigError) as raised:
         load_settings({**GOOD, "ADAPTER_STORE_URL": "mysql://adapter:s3cret@db/tasks"})
     assert "s3cret" not in str(raised.value)
+
+
+OIDC = {"ADAPTER_OIDC_ISSUER": "https://login.example/realms/a", "ADAPTER_OIDC_AUDIENCE": "supply"}
+
+
+def test_verified_tokens_are_off_by_default_and_on_with_an_issuer_and_audience() -> None:
+    assert (load_settings(GOOD).oidc_issuer, load_settings(GOOD).oidc_discovery_url) == (None, None)
+    settings = load_settings({**GOOD, **OIDC})
+    assert (settings.oidc_issuer, settings.oidc_audience) == (OIDC["ADAPTER_OIDC_ISSUER"], "supply")
+    assert settings.oidc_discovery_url == (
+        "https://login.example/realms/a/.well-known/openid-configuration"
+    )
+
+
+def test_an_audience_without_an_issuer_is_refused() -> None:
+    with pytest.raises(ConfigError, match="ADAPTER_OIDC_AUDIENCE: is only used with"):
+        load_settings({**GOOD, "ADAPTER_OIDC_AUDIENCE": "supply"})
+
+
+def test_an_issuer_without_the_oidc_extra_is_one_clear_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "jwt.algorithms", None)
+    with pytest.raises(ConfigError) as raised:
+        load_settings({**GOOD, **OIDC})
+    assert str(raised.value) == (
+        "ADAPTER_OIDC_ISSUER: verifying tokens needs the oidc extra: pip install 'n8n-a2a[oidc]'"
+    )
+    assert load_settings(GOOD).oidc_issuer is None  # the base install needs no extra
+
+
+WITHOUT_JWT = "import sys; sys.modules['jwt'] = None; from n8n_a2a.__main__ import main; main()"
+
+
+def test_the_base_install_serves_without_the_extra_and_says_when_it_is_needed() -> None:
+    checked = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JWT, "--check"],
+        env={"PATH": "/usr/bin:/bin", **GOOD},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stderr
+    refused = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JWT],
+        env={"PATH": "/usr/bin:/bin", **GOOD, **OIDC},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "n8n-a2a: configuration error: ADAPTER_OIDC_ISSUER: verifying tokens needs the oidc "
+        "extra: pip install 'n8n-a2a[oidc]'"
+    ]
 
 
 def test_a_file_that_is_not_a_ca_is_refused(tmp_path: Any) -> None:

@@ -7,10 +7,11 @@ workflow's reply, or the end of the drain's grace.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ import trio
 import trio.lowlevel
 import trio.testing
 
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, InlinePush
+from n8n_a2a.metrics import Metrics
 from n8n_a2a.outcome import HttpReply, WebhookReply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
@@ -27,19 +29,24 @@ from n8n_a2a.protocol.model import (
     Part,
     Role,
     SendMessage,
+    StatusUpdate,
     SubscribeToTask,
     Task,
+    TaskEvent,
     TaskState,
 )
+from n8n_a2a.protocol.push import PushConfig
 from n8n_a2a.store import Change, Moved, StoreUnavailable
 from n8n_a2a.store.memory import MemoryTaskEvents, MemoryTaskStore
-from n8n_a2a.streams import SubscriberTooSlow
+from n8n_a2a.streams import SubscriberTooSlow, TaskStream
 from n8n_a2a.webhook import Caller, WebhookRequest
 
 
 @dataclass
 class ScriptedWorkflow:
-    """Answers each message once the test releases it (all at once with `release_all`)."""
+    """Answers each message once the test releases it (all at once with `release_all`):
+    with the text itself, escalated if it begins with `escalate`, a question (input
+    required) if it begins with `ask`."""
 
     released: dict[str, trio.Event] = field(default_factory=dict)
     calls: list[WebhookRequest] = field(default_factory=list)
@@ -62,7 +69,10 @@ class ScriptedWorkflow:
         except trio.Cancelled:
             self.closed.append(request.text)
             raise
-        return HttpReply(200, b'{"answer": "%s", "escalate": false}' % request.text.encode())
+        reply = {"answer": request.text, "escalate": request.text.startswith("escalate")}
+        if request.text.startswith("ask"):
+            reply["inputRequired"] = True
+        return HttpReply(200, json.dumps(reply).encode())
 
 
 class CheckpointingStore(MemoryTaskStore):
@@ -101,17 +111,26 @@ async def executor_for(
     *,
     max_concurrent_calls: int = 1024,
     stream_buffer: int = 64,
+    input_required: bool = False,
+    input_ttl: float = 86400.0,
+    metrics: Metrics | None = None,
+    push: InlinePush | None = None,
 ) -> AsyncIterator[Executor]:
     async with trio.open_nursery() as nursery:
         executor = Executor(
             nursery,
-            store if store is not None else MemoryTaskStore(),
+            MemoryTaskStore() if store is None else store,
             MemoryTaskEvents(),
             workflow,
             "skill",
             max_concurrent_calls=max_concurrent_calls,
             stream_buffer=stream_buffer,
+            input_required=input_required,
+            input_ttl=input_ttl,
+            metrics=metrics,
+            push=push,
         )
+        await nursery.start(executor.listen)
         yield executor
         nursery.cancel_scope.cancel()
 
@@ -126,7 +145,7 @@ def cancel_now(executor: Executor, task_id: str, canceled: list[Task]) -> Callab
 
     def cancel() -> None:
         try:
-            executor.cancel(task_id).send(None)
+            executor.cancel(task_id, Caller()).send(None)
         except StopIteration as done:
             canceled.append(done.value)
 
@@ -162,7 +181,7 @@ async def test_cancel_in_the_tick_a_queued_task_gets_its_slot() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert hook.steps >= 2 and canceled
-        assert (await executor.get(queued.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.CANCELED
         assert [call.text for call in workflow.calls] == ["first"]  # never called
         assert executor.in_flight == 0 and executor.queued == 0
         # And the executor still serves.
@@ -185,7 +204,7 @@ async def test_a_cut_beats_a_verdict_in_the_same_tick() -> None:
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert done.status.state is TaskState.CANCELED
         assert done.metadata == {"outcome": "CANCELED"}
         assert done.artifacts == ()
@@ -215,7 +234,7 @@ async def test_a_cancel_at_the_end_of_the_drain_grace(autojump_clock: trio.abc.C
         finally:
             trio.lowlevel.remove_instrument(hook)
         assert canceled
-        assert (await executor.get(task.id)).status.state is TaskState.CANCELED
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.CANCELED
         # The blocked sender got the shutdown answer, not a reset.
         [other] = sent
         assert (other.status.state, other.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
@@ -235,7 +254,7 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
             await trio.sleep(5)
         finally:
             trio.lowlevel.remove_instrument(hook)
-        done = await executor.get(task.id)
+        done = await executor.get(task.id, Caller())
         assert (done.status.state, done.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
 
 
@@ -264,17 +283,48 @@ async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() 
             with pytest.raises(SubscriberTooSlow) as raised:
                 await slow.next()
             assert raised.value.code is ErrorCode.SERVER_BUSY
-        assert (await executor.get(queued.id)).status.state is TaskState.COMPLETED
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.COMPLETED
+
+
+def stored_texts(task: Task) -> list[str]:
+    """Every text the task holds: its messages' and its artifacts'."""
+    messages = [*task.history, *([task.status.message] if task.status.message else [])]
+    parts = [p for m in messages for p in m.parts] + [p for a in task.artifacts for p in a.parts]
+    return [part.text for part in parts]
+
+
+async def test_a_task_keeps_each_text_cut_at_its_limit() -> None:
+    class Long(ScriptedWorkflow):
+        async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+            self.calls.append(request)
+            body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500)
+            return HttpReply(200, body)
+
+    workflow = Long()
+    async with trio.open_nursery() as nursery:
+        executor = Executor(
+            nursery, MemoryTaskStore(), MemoryTaskEvents(), workflow, "s", max_stored_text=100
+        )
+        await nursery.start(executor.listen)
+        done = await executor.send(message("x" * 500, blocking=True), Caller())
+        nursery.cancel_scope.cancel()
+    assert workflow.calls[0].text == "x" * 500  # the workflow gets all of it
+    assert done.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
+    assert (
+        stored_texts(done)
+        == ["x" * 100 + "[... cut at 100 characters]"]
+        + ["y" * 100 + "[... cut at 100 characters]"] * 3
+    )
 
 
 async def test_cancel_of_a_finished_task_is_32002_and_of_an_unknown_one_32001() -> None:
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         task = await executor.send(message("done", blocking=True), Caller())
         with pytest.raises(A2AError) as raised:
-            await executor.cancel(task.id)
+            await executor.cancel(task.id, Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_CANCELABLE
         with pytest.raises(A2AError) as raised:
-            await executor.cancel("nope")
+            await executor.cancel("nope", Caller())
         assert raised.value.code is ErrorCode.TASK_NOT_FOUND
 
 
@@ -321,7 +371,7 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                 async def cancel(task_id: str = task.id) -> None:
                     await trio.sleep(rng.random() * 0.01)
                     try:
-                        await executor.cancel(task_id)
+                        await executor.cancel(task_id, Caller())
                     except A2AError as error:
                         assert error.code is ErrorCode.TASK_NOT_CANCELABLE
 
@@ -334,11 +384,525 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
                     storm.start_soon(cancel)
         workflow.release_all()
         await executor.drain(0.05)
-        states = {(await executor.get(t.id)).status.state for t in sent}
+        states = {(await executor.get(t.id, Caller())).status.state for t in sent}
         assert all(state.is_terminal for state in states)
-        page = await executor.list(ListTasks(page_size=100))
+        page = await executor.list(ListTasks(page_size=100), Caller())
         assert page.total_size == 60
         assert executor.in_flight == 0 and executor.queued == 0
+
+
+ALICE = Caller("alice-token", owner="token:alice")
+BOB = Caller("bob-token", owner="token:bob")
+
+
+async def refusal(
+    attempt: Callable[[str, Caller], Any], task_id: str, caller: Caller
+) -> tuple[ErrorCode, str]:
+    """The code and message an attempt on `task_id` is refused with (its id masked)."""
+    with pytest.raises(A2AError) as raised:
+        await attempt(task_id, caller)
+    return raised.value.code, raised.value.message.replace(task_id, "<id>")
+
+
+async def test_a_task_is_its_owners_alone() -> None:
+    """Another caller gets exactly what an unknown id gets, whatever it asks of the task."""
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("hold"), ALICE)
+        assert task.owner == "token:alice"
+
+        async def subscribe(task_id: str, caller: Caller) -> None:
+            async with executor.stream(SubscribeToTask(task_id), caller):
+                pass
+
+        def continue_(task_id: str, caller: Caller) -> Any:
+            naming = Message("m-more", Role.USER, (Part("more"),), task_id, task.context_id)
+            return executor.send(SendMessage(naming), caller)
+
+        attempts = [
+            lambda task_id, caller: executor.get(task_id, caller),
+            lambda task_id, caller: executor.cancel(task_id, caller),
+            subscribe,
+            continue_,
+        ]
+        for caller in (BOB, Caller()):  # another owner, and the anonymous caller
+            for attempt in attempts:
+                foreign = await refusal(attempt, task.id, caller)
+                assert foreign == await refusal(attempt, "t-unknown", caller)
+                assert foreign[0] is ErrorCode.TASK_NOT_FOUND
+            assert (await executor.list(ListTasks(), caller)).total_size == 0
+        await trio.testing.wait_all_tasks_blocked()
+        assert [call.text for call in workflow.calls] == ["hold"]  # no attempt reached it
+        assert [t.id for t in (await executor.list(ListTasks(), ALICE)).tasks] == [task.id]
+        assert (await executor.get(task.id, ALICE)).status.state is TaskState.WORKING
+        assert (await executor.cancel(task.id, ALICE)).status.state is TaskState.CANCELED
+
+
+# Tasks that ask for input (ADAPTER_ALLOW_INPUT_REQUIRED) and their next turns.
+
+
+def reply_to(
+    task: Task, text: str, *, blocking: bool = False, context_id: str | None = None
+) -> SendMessage:
+    """The caller's next message on `task`: it names the task (and maybe its context)."""
+    turn = Message(f"m-{text}", Role.USER, (Part(text),), task.id, context_id)
+    return SendMessage(turn, blocking=blocking)
+
+
+def said(task: Task) -> list[tuple[Role, str]]:
+    return [(m.role, m.parts[0].text) for m in task.history]
+
+
+class GatedStore(MemoryTaskStore):
+    """The memory store, where each move that `holds` waits at a gate after the mover read
+    the task and before its compare-and-set: a networked store's round trip, made long."""
+
+    def __init__(self, holds: Callable[[Change], bool]) -> None:
+        super().__init__()
+        self.holds = holds
+        self.reached = trio.Event()
+        self.gate = trio.Event()
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        if self.holds(change):
+            self.reached.set()
+            await self.gate.wait()
+        return await super().move(task_id, version, change)
+
+
+def turn_of(text: str) -> Callable[[Change], bool]:
+    """A next turn's move: the one that puts the caller's `text` into the history."""
+    return lambda change: [m.parts[0].text for m in change.history] == [text]
+
+
+async def test_a_question_waits_and_the_next_message_continues_the_same_task() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, input_required=True) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        assert asked.status.state is TaskState.INPUT_REQUIRED
+        assert asked.status.message is not None
+        assert asked.status.message.parts == (Part("ask: which item?"),)
+        assert asked.metadata == {"outcome": "INPUT_REQUIRED"}
+        assert asked.artifacts == ()
+        # Its contextId left out: the task's is inferred.
+        second = SendMessage(reply_to(asked, "flour").message, blocking=True, history_length=3)
+        done = await executor.send(second, Caller())
+    assert (done.id, done.context_id) == (asked.id, asked.context_id)
+    assert done.status.state is TaskState.COMPLETED
+    assert done.metadata == {"outcome": "ANSWERED"}
+    assert said(done) == [
+        (Role.AGENT, "ask: which item?"),
+        (Role.USER, "flour"),
+        (Role.AGENT, "flour"),
+    ]
+    assert done.history[1].task_id == asked.id
+    assert done.history[1].context_id == asked.context_id
+    first, then = workflow.calls
+    assert (then.task_id, then.context_id, then.text) == (asked.id, asked.context_id, "flour")
+    assert then.message_id == "m-flour" != first.message_id
+
+
+@pytest.mark.parametrize(
+    ("text", "state", "outcome"),
+    [
+        ("escalate: a person must approve", TaskState.FAILED, "ESCALATED"),
+        ("ask: and how many?", TaskState.INPUT_REQUIRED, "INPUT_REQUIRED"),
+    ],
+)
+async def test_the_next_turn_decides_the_next_state(
+    text: str, state: TaskState, outcome: str
+) -> None:
+    async with executor_for(ScriptedWorkflow(everything=True), input_required=True) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        after = await executor.send(reply_to(asked, text, blocking=True), Caller())
+        assert (after.id, after.status.state, after.metadata) == (
+            asked.id,
+            state,
+            {"outcome": outcome},
+        )
+        assert [role for role, _ in said(after)] == [Role.USER, Role.AGENT] * 2
+        if state is TaskState.INPUT_REQUIRED:  # and a third turn answers
+            done = await executor.send(reply_to(after, "flour", blocking=True), Caller())
+            assert done.status.state is TaskState.COMPLETED
+            assert len(done.history) == 6
+
+
+async def test_without_the_setting_a_question_is_off_contract() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        task = await executor.send(message("ask: which item?", blocking=True), Caller())
+    assert (task.status.state, task.metadata) == (TaskState.FAILED, {"outcome": "OFF_CONTRACT"})
+
+
+async def test_a_message_for_a_task_that_does_not_wait_for_input_is_refused() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, input_required=True) as executor:
+        running = await executor.send(message("hold"), Caller())
+        with pytest.raises(A2AError) as raised:
+            await executor.send(reply_to(running, "more"), Caller())
+        assert raised.value.code is ErrorCode.UNSUPPORTED_OPERATION
+        assert f"Task {running.id} is working: it takes a message only while it asks for one" in (
+            raised.value.message
+        )
+        workflow.release("hold")
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        with pytest.raises(A2AError) as raised:
+            await executor.send(reply_to(asked, "x", context_id="c-other"), Caller())
+        assert raised.value.code is ErrorCode.INVALID_PARAMS
+        finished = await executor.get(running.id, Caller())
+        with pytest.raises(A2AError) as raised:
+            await executor.send(reply_to(finished, "more"), Caller())
+        assert raised.value.code is ErrorCode.UNSUPPORTED_OPERATION
+        assert "is completed and takes no further messages" in raised.value.message
+        with pytest.raises(A2AError) as raised:
+            await executor.send(reply_to(replace_id(asked, "nope"), "x"), Caller())
+        assert raised.value.code is ErrorCode.TASK_NOT_FOUND
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.INPUT_REQUIRED
+        assert sorted(c.text for c in workflow.calls) == ["ask", "hold"]
+
+
+def replace_id(task: Task, task_id: str) -> Task:
+    return Task(task_id, task.context_id, task.status)
+
+
+async def test_a_next_turn_waits_for_a_call_slot_like_a_new_task() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, max_concurrent_calls=1, input_required=True) as executor:
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        await executor.send(message("hold"), Caller())
+        queued = await executor.send(reply_to(asked, "flour"), Caller())
+        assert queued.status.state is TaskState.SUBMITTED
+        assert said(queued)[-1] == (Role.USER, "flour")
+        assert executor.queued == 1
+        workflow.release("hold")
+        workflow.release("flour")
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.COMPLETED
+
+
+async def test_each_turn_streams_until_its_own_final_event() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True), input_required=True) as executor:
+        first = SendMessage(message("ask: which item?").message, streaming=True)
+        async with executor.stream(first, Caller()) as stream:
+            asked = stream.task
+            heard = [event async for event in events_of(stream)]
+        assert [status_of(e) for e in heard] == ["working", "input-required"]
+        # A subscription to the waiting task begins with it and hears the next turn.
+        async with executor.stream(SubscribeToTask(asked.id), Caller()) as subscription:
+            assert subscription.task.status.state is TaskState.INPUT_REQUIRED
+            second = SendMessage(reply_to(asked, "flour").message, streaming=True)
+            async with executor.stream(second, Caller()) as stream:
+                assert stream.task.status.state is TaskState.SUBMITTED
+                assert said(stream.task)[-1] == (Role.USER, "flour")
+                heard = [event async for event in events_of(stream)]
+            assert [status_of(e) for e in heard] == ["working", "artifact", "completed"]
+            assert [status_of(e) async for e in events_of(subscription)] == [
+                "submitted",
+                "working",
+                "artifact",
+                "completed",
+            ]
+
+
+async def events_of(stream: TaskStream) -> AsyncIterator[TaskEvent]:
+    while (event := await stream.next()) is not None:
+        yield event
+
+
+def status_of(event: TaskEvent) -> str:
+    return event.status.state.value if isinstance(event, StatusUpdate) else "artifact"
+
+
+async def test_a_task_that_waits_too_long_fails_and_its_listeners_hear_it(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with executor_for(
+        ScriptedWorkflow(everything=True), input_required=True, input_ttl=60
+    ) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        await trio.sleep(50)
+        # An answer before the end of the wait; the new question waits its own 60 s.
+        asked = await executor.send(reply_to(asked, "ask: how many?", blocking=True), Caller())
+        async with executor.stream(SubscribeToTask(asked.id), Caller()) as subscription:
+            await trio.sleep(59)
+            assert (await executor.get(asked.id, Caller())).status.state is TaskState.INPUT_REQUIRED
+            await trio.sleep(2)
+            [expired] = [event async for event in events_of(subscription)]
+        done = await executor.get(asked.id, Caller())
+        assert isinstance(expired, StatusUpdate) and expired.status == done.status
+        assert (done.status.state, done.metadata) == (
+            TaskState.FAILED,
+            {"outcome": "INPUT_EXPIRED"},
+        )
+        assert done.status.message is not None
+        assert done.status.message.parts[0].text == (
+            "No answer to the agent's question came within 60 s (ADAPTER_INPUT_TTL), so the "
+            "task ended. Send a new message to start again."
+        )
+        with pytest.raises(A2AError) as raised:
+            await executor.send(reply_to(done, "flour"), Caller())
+        assert raised.value.code is ErrorCode.UNSUPPORTED_OPERATION
+
+
+async def test_cancel_of_a_waiting_task_ends_it_and_its_wait(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, input_required=True, input_ttl=60) as executor:
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        canceled = await executor.cancel(asked.id, Caller())
+        assert (canceled.status.state, canceled.metadata) == (
+            TaskState.CANCELED,
+            {"outcome": "CANCELED"},
+        )
+        await trio.sleep(120)
+        assert await executor.get(asked.id, Caller()) == canceled
+        with pytest.raises(A2AError) as raised:
+            await executor.cancel(asked.id, Caller())
+        assert raised.value.code is ErrorCode.TASK_NOT_CANCELABLE
+
+
+async def test_a_shutdown_leaves_a_waiting_task_alone() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True), input_required=True) as executor:
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        drained = await executor.drain(1.0)
+        assert (drained.finished, drained.cut) == (0, 0)
+        assert await executor.get(asked.id, Caller()) == asked
+
+
+async def test_one_log_line_and_one_count_per_turn(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="n8n_a2a.executor")
+    metrics = Metrics()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(
+        workflow, input_required=True, input_ttl=60, metrics=metrics
+    ) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        await executor.send(reply_to(asked, "ask: how many?", blocking=True), Caller())
+        await trio.sleep(61)
+        other = await executor.send(message("ask", blocking=True), Caller())
+        await executor.cancel(other.id, Caller())
+    lines = [getattr(r, "fields") for r in caplog.records if hasattr(r, "fields")]  # noqa: B009
+    assert [(f["task_id"], f["turn"], f["outcome"], f["state"]) for f in lines] == [
+        (asked.id, 1, "INPUT_REQUIRED", "input-required"),
+        (asked.id, 2, "INPUT_REQUIRED", "input-required"),
+        (asked.id, 2, "INPUT_EXPIRED", "failed"),
+        (other.id, 1, "INPUT_REQUIRED", "input-required"),
+        (other.id, 1, "CANCELED", "canceled"),
+    ]
+    assert [f["webhook_status"] for f in lines] == [200, 200, None, 200, None]
+    shown = metrics.render().decode()
+    assert 'n8n_a2a_tasks_total{outcome="INPUT_REQUIRED"} 3.0' in shown
+    assert 'n8n_a2a_tasks_total{outcome="INPUT_EXPIRED"} 1.0' in shown
+    assert 'n8n_a2a_tasks_total{outcome="CANCELED"} 1.0' in shown
+
+
+# Races of a next turn, made deterministic by a store whose chosen move waits at a gate
+# between the mover's read of the task and its compare-and-set.
+
+
+async def test_a_cancel_between_a_next_turns_read_and_its_move_wins() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    store = GatedStore(turn_of("flour"))
+    async with (
+        executor_for(workflow, store, input_required=True) as executor,
+        trio.open_nursery() as nursery,
+    ):
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        refused: list[A2AError] = []
+
+        async def next_turn() -> None:
+            with pytest.raises(A2AError) as raised:
+                await executor.send(reply_to(asked, "flour", blocking=True), Caller())
+            refused.append(raised.value)
+
+        nursery.start_soon(next_turn)
+        await store.reached.wait()
+        canceled = await executor.cancel(asked.id, Caller())
+        store.gate.set()
+    [error] = refused
+    assert error.code is ErrorCode.UNSUPPORTED_OPERATION
+    assert f"Task {asked.id} is canceled and takes no further messages" in error.message
+    assert await executor.get(asked.id, Caller()) == canceled
+    assert [call.text for call in workflow.calls] == ["ask"]
+
+
+async def test_a_cancel_that_read_the_waiting_task_still_cuts_the_next_turn() -> None:
+    workflow = ScriptedWorkflow()
+    store = GatedStore(lambda change: change.state is TaskState.CANCELED)
+    async with (
+        executor_for(workflow, store, input_required=True) as executor,
+        trio.open_nursery() as nursery,
+    ):
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        canceled: list[Task] = []
+        answered: list[Task] = []
+
+        async def cancel() -> None:
+            canceled.append(await executor.cancel(asked.id, Caller()))
+
+        async def next_turn() -> None:
+            answered.append(await executor.send(reply_to(asked, "flour", blocking=True), Caller()))
+
+        nursery.start_soon(cancel)
+        await store.reached.wait()  # the cancel read the task waiting for input
+        nursery.start_soon(next_turn)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.WORKING
+        store.gate.set()  # its compare-and-set loses; it reads again and cuts the turn
+    assert canceled[0].status.state is TaskState.CANCELED
+    assert answered == canceled
+    assert workflow.closed == ["flour"]
+
+
+async def test_the_end_of_a_wait_between_a_next_turns_read_and_its_move_wins(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    store = GatedStore(turn_of("flour"))
+    async with (
+        executor_for(workflow, store, input_required=True, input_ttl=60) as executor,
+        trio.open_nursery() as nursery,
+    ):
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        await trio.sleep(59)
+        refused: list[A2AError] = []
+
+        async def next_turn() -> None:
+            with pytest.raises(A2AError) as raised:
+                await executor.send(reply_to(asked, "flour", blocking=True), Caller())
+            refused.append(raised.value)
+
+        nursery.start_soon(next_turn)
+        await store.reached.wait()
+        await trio.sleep(2)  # the wait runs out while the turn's move is on its way
+        assert (await executor.get(asked.id, Caller())).metadata == {"outcome": "INPUT_EXPIRED"}
+        store.gate.set()
+    [error] = refused
+    assert f"Task {asked.id} is failed and takes no further messages" in error.message
+    assert [call.text for call in workflow.calls] == ["ask"]
+
+
+async def test_a_next_turn_beats_the_end_of_a_wait_that_read_the_task_before_it(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    workflow = ScriptedWorkflow()
+    store = GatedStore(lambda change: change.metadata == {"outcome": "INPUT_EXPIRED"})
+    async with executor_for(workflow, store, input_required=True, input_ttl=60) as executor:
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        await store.reached.wait()  # 60 s later, the end of the wait read the task
+        turn = await executor.send(reply_to(asked, "flour"), Caller())
+        assert turn.status.state is TaskState.WORKING
+        store.gate.set()  # its compare-and-set loses: the turn goes on
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.WORKING
+        async with executor.stream(SubscribeToTask(asked.id), Caller()) as subscription:
+            workflow.release("flour")
+            heard = [status_of(event) async for event in events_of(subscription)]
+        assert heard == ["artifact", "completed"]
+    done = await executor.get(asked.id, Caller())
+    assert (done.status.state, done.metadata) == (TaskState.COMPLETED, {"outcome": "ANSWERED"})
+
+
+@pytest.mark.parametrize(
+    ("second", "why"),
+    [
+        ("second", "is working: it takes a message only while it asks"),
+        ("ask: how many?", "has asked another question since this message was sent"),
+    ],
+)
+async def test_of_two_next_turns_at_once_one_wins_and_the_other_hears_why(
+    second: str, why: str
+) -> None:
+    workflow = ScriptedWorkflow()
+    store = GatedStore(turn_of("first"))
+    async with (
+        executor_for(workflow, store, input_required=True) as executor,
+        trio.open_nursery() as nursery,
+    ):
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        refused: list[A2AError] = []
+
+        async def first() -> None:
+            with pytest.raises(A2AError) as raised:
+                await executor.send(reply_to(asked, "first", blocking=True), Caller())
+            refused.append(raised.value)
+
+        nursery.start_soon(first)
+        await store.reached.wait()
+        await executor.send(reply_to(asked, second), Caller())
+        if second.startswith("ask"):  # its turn asks again before the first's move lands
+            workflow.release(second)
+            await trio.testing.wait_all_tasks_blocked()
+        store.gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        [error] = refused
+        assert error.code is ErrorCode.UNSUPPORTED_OPERATION
+        assert f"Task {asked.id} {why}" in error.message
+        workflow.release(second)
+    after = await executor.get(asked.id, Caller())
+    assert said(after)[2:] == [(Role.USER, second), (Role.AGENT, second)]
+    assert [call.text for call in workflow.calls] == ["ask", second]
+
+
+@dataclass
+class RecordingPush:
+    """Takes inline configs, noting the version of the task (in the store) at the time."""
+
+    store: MemoryTaskStore
+    refuse: bool = False
+    registered: list[tuple[str, int]] = field(default_factory=list)
+
+    async def check(self, config: PushConfig) -> None:
+        if self.refuse:
+            raise A2AError.invalid_params("The push notification URL is refused")
+
+    async def register(self, task: Task, config: PushConfig) -> PushConfig:
+        stored = await self.store.get(task.id)
+        self.registered.append((config.url, stored.version))
+        return config.for_task(task.id)
+
+
+def with_push(text: str, *, streaming: bool = False) -> SendMessage:
+    config = PushConfig("", "", "https://bridge.example/hook")
+    return replace(message(text, blocking=True), push_config=config, streaming=streaming)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_an_inline_push_config_is_held_before_the_tasks_first_event(streaming: bool) -> None:
+    store = MemoryTaskStore()
+    push = RecordingPush(store)
+    async with executor_for(ScriptedWorkflow(everything=True), store, push=push) as executor:
+        if streaming:
+            async with executor.stream(with_push("x", streaming=True), Caller()) as stream:
+                while await stream.next() is not None:
+                    pass
+        else:
+            await executor.send(with_push("x"), Caller())
+    assert push.registered == [("https://bridge.example/hook", 0)]
+
+
+async def test_a_refused_inline_config_makes_no_task() -> None:
+    store = MemoryTaskStore()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store, push=RecordingPush(store, refuse=True)) as executor:
+        with pytest.raises(A2AError) as raised:
+            await executor.send(with_push("x"), Caller())
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert (len(store), workflow.calls) == (0, [])
+
+
+async def test_an_inline_config_without_push_is_32003() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        with pytest.raises(A2AError) as raised:
+            await executor.send(with_push("x"), Caller())
+    assert raised.value.code is ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED
 
 
 async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> None:
@@ -350,7 +914,7 @@ async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> No
         runs, other = (Executor(nursery, store, events, workflow, "skill") for _ in range(2))
         task = await runs.send(message("hold"), Caller())
         assert runs.running == (task.id,)
-        canceled = await other.cancel(task.id)
+        canceled = await other.cancel(task.id, Caller())
         assert canceled.status.state is TaskState.CANCELED
         await trio.testing.wait_all_tasks_blocked()
         assert workflow.closed == ["hold"]
@@ -362,7 +926,7 @@ async def test_a_task_whose_replica_died_ends_lost_and_its_call_is_cut() -> None
     async with executor_for(workflow) as executor:
         task = await executor.send(message("hold"), Caller())
         assert await executor.lose(task.id)
-        lost = await executor.get(task.id)
+        lost = await executor.get(task.id, Caller())
         assert lost.status.state is TaskState.FAILED
         assert lost.metadata == {"outcome": "LOST"}
         assert "may or may not have run" in lost.status.message.parts[0].text  # type: ignore[union-attr]
@@ -418,7 +982,7 @@ async def test_a_verdict_is_recorded_once_the_store_is_back(
         store.down = False
         await trio.sleep(3)
         assert not executor.running
-        assert (await executor.get(task.id)).status.state is TaskState.COMPLETED
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.COMPLETED
 
 
 async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None:

@@ -23,8 +23,14 @@ LEGAL = {
     (S.SUBMITTED, S.CANCELED),
     (S.SUBMITTED, S.FAILED),
     (S.WORKING, S.COMPLETED),
+    (S.WORKING, S.INPUT_REQUIRED),
     (S.WORKING, S.FAILED),
     (S.WORKING, S.CANCELED),
+    # A task waiting for input: its next turn is admitted, or it is canceled, or its
+    # wait runs out.
+    (S.INPUT_REQUIRED, S.SUBMITTED),
+    (S.INPUT_REQUIRED, S.CANCELED),
+    (S.INPUT_REQUIRED, S.FAILED),
 }
 
 
@@ -40,7 +46,14 @@ def test_nothing_moves_a_finished_task(state: TaskState) -> None:
 
 
 def test_a_task_can_be_canceled_until_it_ends() -> None:
-    assert [s for s in TaskState if may_cancel(s)] == [S.SUBMITTED, S.WORKING]
+    assert [s for s in TaskState if may_cancel(s)] == [S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED]
+
+
+def test_a_next_turn_begins_as_a_new_task_does() -> None:
+    # Whatever call slot it finds, a turn passes through `submitted`, never skipping it.
+    assert [to for to in TaskState if may_move(S.INPUT_REQUIRED, to) and not to.is_terminal] == [
+        S.SUBMITTED
+    ]
 
 
 def test_nothing_is_ever_rejected_by_this_agent() -> None:
@@ -48,11 +61,13 @@ def test_nothing_is_ever_rejected_by_this_agent() -> None:
     assert not any(may_move(s, S.REJECTED) for s in TaskState)
 
 
-def test_only_an_answer_completes() -> None:
+def test_only_an_answer_completes_and_only_a_question_waits() -> None:
     assert [o for o in Outcome if state_for(o) is S.COMPLETED] == [Outcome.ANSWERED]
+    assert [o for o in Outcome if state_for(o) is S.INPUT_REQUIRED] == [Outcome.INPUT_REQUIRED]
     assert [o for o in Outcome if state_for(o) is S.CANCELED] == [Outcome.CANCELED]
-    others = [o for o in Outcome if o not in (Outcome.ANSWERED, Outcome.CANCELED)]
-    assert {state_for(o) for o in others} == {S.FAILED}
+    rest = {Outcome.ANSWERED, Outcome.INPUT_REQUIRED, Outcome.CANCELED}
+    assert {state_for(o) for o in Outcome if o not in rest} == {S.FAILED}
+    assert state_for(Outcome.INPUT_EXPIRED) is S.FAILED
 
 
 def test_check_move_names_the_illegal_move() -> None:

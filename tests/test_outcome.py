@@ -137,3 +137,192 @@ def test_transport_failures_fail_with_a_reason(outcome: Outcome, words: str) -> 
     assert state_for(verdict.outcome) is TaskState.FAILED
     assert words in verdict.text
     assert "detail here" in verdict.text
+
+
+TOKEN = "eyJhbGciOi.J/IUz+I1Ni_J9~x="
+
+
+def json_escaped(token: str) -> str:
+    """The token as a workflow's JSON may write it: escapes in mixed-case hex, '\\/'."""
+    return "".join(
+        "\\/" if c == "/" else f"\\u{ord(c):04X}" if i % 2 else f"\\u{ord(c):04x}"
+        for i, c in enumerate(token)
+    )
+
+
+def percent_encoded(token: str) -> str:
+    return "".join(f"%{ord(c):02x}" for c in token)
+
+
+def with_token(body: bytes, status: int = 200, **kwargs: object) -> HttpReply:
+    return reply(body, status, subject_token=TOKEN, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome"),
+    [
+        (f'{{"answer": "it is {TOKEN}", "escalate": false}}', Outcome.ANSWERED),
+        (f'{{"answer": "it is {json_escaped(TOKEN)}", "escalate": false}}', Outcome.ANSWERED),
+        (f'{{"answer": "it is {json_escaped(TOKEN)}", "escalate": true}}', Outcome.ESCALATED),
+        (f'{{"answer": "it is {percent_encoded(TOKEN)}", "escalate": false}}', Outcome.ANSWERED),
+        (f'{{"{json_escaped(TOKEN)}": 1}}', Outcome.OFF_CONTRACT),
+        (f'{{"token": "{json_escaped(TOKEN)}"}}', Outcome.OFF_CONTRACT),
+    ],
+)
+def test_the_token_is_redacted_from_what_the_reply_says(body: str, outcome: Outcome) -> None:
+    verdict = classify(with_token(body.encode()))
+    assert verdict.outcome is outcome
+    assert "[redacted]" in verdict.text
+    for form in (TOKEN, json_escaped(TOKEN), percent_encoded(TOKEN), "J9~x="):
+        assert form not in verdict.text
+
+
+def test_an_answer_that_is_only_the_token_still_answers() -> None:
+    verdict = classify(with_token(f'{{"answer": "{TOKEN}", "escalate": false}}'.encode()))
+    assert (verdict.outcome, verdict.text) == (Outcome.ANSWERED, "[redacted]")
+
+
+def test_a_token_that_spells_a_word_of_the_contract_does_not_change_the_verdict() -> None:
+    body = b'{"answer": "all false alarms", "escalate": false}'
+    verdict = classify(HttpReply(200, body, subject_token="false"))
+    assert verdict.outcome is Outcome.ANSWERED
+    assert verdict.text == "all [redacted] alarms"
+
+
+@pytest.mark.parametrize("offset", [-20, -5, -1, 0, 1])
+def test_a_token_across_the_excerpts_cut_leaves_no_piece_behind(offset: int) -> None:
+    body = ("y" * (RAW_EXCERPT_CHARS + offset) + json_escaped(TOKEN) + "y" * 50).encode()
+    verdict = classify(with_token(body))
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "\\u" not in verdict.text and "%" not in verdict.text
+    assert "eyJ" not in verdict.text and "x=" not in verdict.text
+
+
+def test_the_token_is_redacted_from_an_error_body() -> None:
+    verdict = classify(with_token(f"bad token {TOKEN}".encode(), status=401))
+    assert verdict.outcome is Outcome.HTTP_ERROR
+    assert TOKEN not in verdict.text and "[redacted]" in verdict.text
+
+
+def test_the_token_is_redacted_from_a_redirects_location() -> None:
+    where = f"https://login.example/cb?t={percent_encoded(TOKEN)}&u={TOKEN}"
+    verdict = classify(with_token(b"", status=302, location=where))
+    assert verdict.outcome is Outcome.REDIRECTED
+    assert "https://login.example/cb?t=[redacted]&u=[redacted]" in verdict.text
+
+
+def test_the_token_is_redacted_from_a_content_type() -> None:
+    verdict = classify(
+        HttpReply(200, b"text", content_type=f"text/plain; t={TOKEN}", subject_token=TOKEN)
+    )
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "text/plain; t=[redacted]" in verdict.text and TOKEN not in verdict.text
+
+
+def test_the_token_is_redacted_from_a_transport_failure() -> None:
+    failure = TransportFailure(Outcome.BROKEN_REPLY, f"bad header {TOKEN!r}", TOKEN)
+    assert TOKEN not in classify(failure).text
+
+
+def test_a_reply_never_shows_the_token_in_its_repr() -> None:
+    assert TOKEN not in repr(with_token(b"{}"))
+    assert TOKEN not in repr(TransportFailure(Outcome.TIMEOUT, "late", TOKEN))
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome", "shown", "repaired"),
+    [
+        (b'{"answer": "flour \\ud83d", "escalate": false}', Outcome.ANSWERED, "flour \ufffd", True),
+        (b'{"answer": "\\udc00 x", "escalate": true}', Outcome.ESCALATED, "\ufffd x", True),
+        # Quoted raw, the escape is plain ASCII: nothing to repair.
+        (b'{"answer": "\\ud83d", "x": 1}', Outcome.OFF_CONTRACT, '"\\ud83d"', False),
+        (b"caf\xc3\xa9 \xed\xa0\xbd", Outcome.OFF_CONTRACT, "caf\u00e9 \ufffd", True),
+    ],
+)
+def test_text_that_cannot_be_encoded_is_repaired_and_marked(
+    body: bytes, outcome: Outcome, shown: str, repaired: bool
+) -> None:
+    verdict = classify(reply(body))
+    assert verdict.outcome is outcome
+    assert shown in verdict.text
+    verdict.text.encode("utf-8")  # strict: nothing unencodable is left
+    assert verdict.repaired is repaired
+
+
+def test_a_cut_emoji_answer_and_an_intact_one() -> None:
+    intact = classify(reply('{"answer": "flour \U0001f35e", "escalate": false}'.encode()))
+    assert (intact.text, intact.repaired) == ("flour \U0001f35e", False)
+    escaped = classify(reply(b'{"answer": "flour \\ud83c\\udf5e", "escalate": false}'))
+    assert (escaped.text, escaped.repaired) == ("flour \U0001f35e", False)
+
+
+def test_a_body_cut_at_the_read_limit_inside_a_character_is_not_bad_utf8() -> None:
+    body = b"x" * 100 + "\u00e9".encode()[:1]
+    assert not classify(reply(body, truncated=True)).repaired
+    assert classify(reply(body)).repaired
+
+
+def test_a_compressed_reply_the_adapter_does_not_decode_is_off_contract() -> None:
+    verdict = classify(reply(b"\x1b\x00\x00", content_encoding="br"))
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "Content-Encoding: br" in verdict.text
+    assert "(3 bytes of br, not shown)" in verdict.text
+    failed = classify(reply(b"\x1b\x00\x00", status=502, content_encoding="br"))
+    assert failed.outcome is Outcome.HTTP_ERROR
+    assert "(3 bytes of br, not shown)" in failed.text
+
+
+# A question: the third key, where ADAPTER_ALLOW_INPUT_REQUIRED allows it.
+
+QUESTION = b'{"answer": "Which item?", "escalate": false, "inputRequired": true}'
+
+
+def test_a_question_is_off_contract_unless_the_deployment_allows_it() -> None:
+    strict = classify(reply(QUESTION))
+    assert strict.outcome is Outcome.OFF_CONTRACT
+    assert "its keys are ['answer', 'escalate', 'inputRequired']" in strict.text
+    assert strict == classify(reply(QUESTION), input_required=False)
+
+
+def test_an_allowed_question_makes_the_task_wait_with_the_question() -> None:
+    verdict = classify(reply(QUESTION), input_required=True)
+    assert verdict.outcome is Outcome.INPUT_REQUIRED
+    assert state_for(verdict.outcome) is TaskState.INPUT_REQUIRED
+    assert verdict.text == "Which item?"
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome"),
+    [
+        (b'{"answer": "12 pallets", "escalate": false, "inputRequired": false}', "ANSWERED"),
+        (b'{"answer": "12 pallets", "escalate": false}', "ANSWERED"),
+        (b'{"answer": "ask a person", "escalate": true, "inputRequired": false}', "ESCALATED"),
+        (b'{"answer": " ", "escalate": false, "inputRequired": true}', "SILENT"),
+    ],
+)
+def test_false_or_absent_is_the_two_key_contract(body: bytes, outcome: str) -> None:
+    assert classify(reply(body), input_required=True).outcome is Outcome(outcome)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (
+            b'{"answer": "x", "escalate": true, "inputRequired": true}',
+            "'escalate' and 'inputRequired' are both true",
+        ),
+        (b'{"answer": "x", "escalate": false, "inputRequired": "true"}', "'inputRequired' is not"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": 1}', "'inputRequired' is not"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": null}', "'inputRequired' is not"),
+        (b'{"answer": "x", "inputRequired": true}', "its keys are"),
+        (b'{"answer": "x", "escalate": false, "inputRequired": true, "y": 1}', "its keys are"),
+        (
+            b'{"answer": "x", "escalate": false, "inputRequired": false, "inputRequired": true}',
+            "appears twice",
+        ),
+    ],
+)
+def test_a_question_that_says_two_things_is_off_contract(body: bytes, why: str) -> None:
+    verdict = classify(reply(body), input_required=True)
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert why in verdict.text

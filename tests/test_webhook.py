@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -119,3 +120,52 @@ async def test_a_connection_the_webhook_closed_is_not_reused(nursery: trio.Nurse
     assert isinstance(first, HttpReply) and isinstance(second, HttpReply)
     assert (first.status, second.status) == (200, 200)
     assert stub.received[0].client_port != stub.received[1].client_port
+
+
+async def test_the_reply_is_asked_for_uncompressed(stub: StubWebhook) -> None:
+    await call(stub.url, "answer:ok")
+    assert stub.received[0].headers["accept-encoding"] == "identity"
+
+
+@pytest.mark.parametrize("verb", ["gzip", "deflate", "raw-deflate"])
+async def test_a_reply_compressed_anyway_is_decoded(stub: StubWebhook, verb: str) -> None:
+    reply = await call(stub.url, f"{verb}:12 pallets")
+    assert isinstance(reply, HttpReply)
+    assert reply.body == b'{"answer": "12 pallets", "escalate": false}'
+    assert (reply.content_encoding, reply.truncated) == ("", False)
+
+
+async def test_a_gzip_bomb_is_decoded_no_further_than_the_limit(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "gzip-bomb")
+    assert isinstance(reply, HttpReply)
+    assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
+    assert reply.body == bytes(MAX_REPLY_BYTES)
+
+
+async def test_an_encoding_the_adapter_does_not_decode_is_passed_on_as_it_came(
+    stub: StubWebhook,
+) -> None:
+    reply = await call(stub.url, "brotli")
+    assert isinstance(reply, HttpReply)
+    assert (reply.content_encoding, reply.body) == ("br", b"\x1b\x00\x00")
+
+
+@pytest.mark.parametrize(("verb", "why"), [("gzip-garbage", "header"), ("gzip-cut", "early")])
+async def test_a_broken_gzip_body_is_a_broken_reply(stub: StubWebhook, verb: str, why: str) -> None:
+    reply = await call(stub.url, verb)
+    assert isinstance(reply, TransportFailure)
+    assert reply.outcome is Outcome.BROKEN_REPLY
+    assert "gzip" in reply.detail and why in reply.detail
+
+
+async def test_every_reply_carries_the_token_for_its_verdict(stub: StubWebhook) -> None:
+    caller = Caller("tok.en")
+    assert (await call(stub.url, "answer:ok", caller)).subject_token == "tok.en"
+    unreachable = await call("http://127.0.0.1:9/webhook", "x", caller)
+    assert isinstance(unreachable, TransportFailure)
+    assert unreachable.subject_token == "tok.en"
+
+
+def test_a_lone_surrogate_in_the_text_reaches_the_workflow_as_u_fffd() -> None:
+    body = request("flour \ud83d").body()
+    assert json.loads(body)["text"] == "flour \ufffd"

@@ -34,27 +34,41 @@ def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
             {"url": settings.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
             for v in sorted(SUPPORTED, reverse=True)
         ],
-        "capabilities": {"streaming": True, "pushNotifications": False},
+        "capabilities": {"streaming": True, "pushNotifications": True},
         "defaultInputModes": list(TEXT_MODES),
         "defaultOutputModes": list(TEXT_MODES),
         "skills": [skill],
     }
-    # The caller's token is what the workflow exchanges: declared always, required
-    # only with ADAPTER_REQUIRE_TOKEN (else the workflow judges its absence).
+    # The caller's token is what the workflow exchanges: declared always. With an issuer
+    # (ADAPTER_OIDC_ISSUER) it is an OpenID Connect token, verified here, always required;
+    # without, any Bearer token, required only with ADAPTER_REQUIRE_TOKEN (else the
+    # workflow judges its absence).
+    if settings.oidc_discovery_url is not None:
+        name, required = "oidc", True
+        oidc = {
+            "openIdConnectUrl": settings.oidc_discovery_url,
+            "description": f"A token of this issuer for the audience {settings.oidc_audience}; "
+            "the workflow receives it as X-Subject-Token.",
+        }
+        v1_scheme, v03_scheme = {"openIdConnectSecurityScheme": oidc}, {"type": "openIdConnect"}
+        v03_scheme |= oidc
+    else:
+        name, required = "bearer", settings.require_token
+        v1_scheme, v03_scheme = {"httpAuthSecurityScheme": _BEARER}, {"type": "http", **_BEARER}
     if legacy_fields:
         card |= {
             "protocolVersion": "0.3.0",
             "url": settings.public_url,
             "preferredTransport": "JSONRPC",
             "additionalInterfaces": [{"url": settings.public_url, "transport": "JSONRPC"}],
-            "securitySchemes": {"bearer": {"type": "http", **_BEARER}},
+            "securitySchemes": {name: v03_scheme},
         }
-        if settings.require_token:
-            card["security"] = [{"bearer": []}]
+        if required:
+            card["security"] = [{name: []}]
     else:
-        card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": _BEARER}}
-        if settings.require_token:
-            card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
+        card["securitySchemes"] = {name: v1_scheme}
+        if required:
+            card["securityRequirements"] = [{"schemes": {name: {"list": []}}}]
     return card
 
 

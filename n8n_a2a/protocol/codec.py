@@ -35,6 +35,19 @@ from .model import (
     TaskStatus,
 )
 from .params import Params
+from .push import (
+    MAX_ID_LENGTH,
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushAuthentication,
+    PushConfig,
+    PushConfigPage,
+    header_value_problem,
+    scheme_problem,
+    url_problem,
+)
 
 # The media types this agent takes and gives: text in, text out.
 TEXT_MODES = ("text/plain",)
@@ -53,7 +66,10 @@ class Verb(enum.Enum):
     GET = "get"
     CANCEL = "cancel"
     LIST = "list"
-    PUSH_CONFIG = "push-config"
+    PUSH_CREATE = "push-create"
+    PUSH_GET = "push-get"
+    PUSH_LIST = "push-list"
+    PUSH_DELETE = "push-delete"
     EXTENDED_CARD = "extended-card"
 
 
@@ -87,11 +103,14 @@ class Codec(ABC):
                 return CancelTask(reader.required_str("id"))
             case Verb.LIST:
                 return self.decode_list(reader)
-            case Verb.PUSH_CONFIG:
-                raise A2AError(
-                    ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-                    "Push notifications are not supported by this agent",
-                )
+            case Verb.PUSH_CREATE:
+                return self.decode_push_create(reader)
+            case Verb.PUSH_GET:
+                return self.decode_push_get(reader)
+            case Verb.PUSH_LIST:
+                return self.decode_push_list(reader)
+            case Verb.PUSH_DELETE:
+                return self.decode_push_delete(reader)
             case Verb.EXTENDED_CARD:
                 raise A2AError(
                     ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
@@ -107,11 +126,7 @@ class Codec(ABC):
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
                 f"This agent answers in text/plain only; acceptedOutputModes was {accepted}",
             )
-        if configuration.has(self.push_config_field):
-            raise A2AError(
-                ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-                "Push notifications are not supported by this agent",
-            )
+        inline = configuration.optional_object(self.push_config_field)
         # Read (and so checked) on a stream too, where it has no effect: see SendMessage.
         blocking = self.decode_blocking(configuration)
         return SendMessage(
@@ -119,6 +134,8 @@ class Codec(ABC):
             history_length=configuration.optional_int("historyLength"),
             blocking=blocking or streaming,
             streaming=streaming,
+            # Its task id is the new task's, once there is one.
+            push_config=None if inline is None else self.decode_push_config(inline, task_id=""),
         )
 
     def decode_list(self, params: Params) -> ListTasks:
@@ -258,6 +275,33 @@ class Codec(ABC):
     def decode_part(self, part: Params) -> Part: ...
 
     @abstractmethod
+    def decode_push_config(self, config: Params, task_id: str) -> PushConfig:
+        """A config's own fields (an inline one, or the one a create carries)."""
+
+    @abstractmethod
+    def decode_push_create(self, params: Params) -> CreatePushConfig: ...
+
+    @abstractmethod
+    def decode_push_get(self, params: Params) -> GetPushConfig: ...
+
+    @abstractmethod
+    def decode_push_list(self, params: Params) -> ListPushConfigs: ...
+
+    @abstractmethod
+    def decode_push_delete(self, params: Params) -> DeletePushConfig: ...
+
+    @abstractmethod
+    def encode_push_config(self, config: PushConfig) -> JSONObject: ...
+
+    @abstractmethod
+    def encode_push_page(self, page: PushConfigPage) -> object:
+        """The list's result: v1.0 a page object, v0.3 a bare list."""
+
+    @abstractmethod
+    def encode_push_deleted(self) -> object:
+        """The delete's result: v1.0 an empty object (google.protobuf.Empty), v0.3 null."""
+
+    @abstractmethod
     def decode_blocking(self, configuration: Params) -> bool: ...
 
     @abstractmethod
@@ -284,6 +328,50 @@ def text_only(part: Params, kind: str) -> Part:
     if not isinstance(text, str):
         raise A2AError.invalid_params(f"{part.path}.text must be a string")
     return Part(text=text, metadata=_metadata(part))
+
+
+def push_config(
+    config: Params,
+    *,
+    task_id: str,
+    version: str,
+    authentication: PushAuthentication | None,
+) -> PushConfig:
+    """The fields both versions share (id, url, token), checked, with the authentication
+    each version spells its own way."""
+    url = config.required_str("url")
+    problem = url_problem(url)
+    if problem is not None:
+        raise A2AError.invalid_params(f"{config.path}.url {problem}")
+    config_id = config.optional_str("id") or ""
+    if len(config_id) > MAX_ID_LENGTH:
+        raise A2AError.invalid_params(
+            f"{config.path}.id must be at most {MAX_ID_LENGTH} characters"
+        )
+    token = config.optional_str("token")
+    if token is not None:
+        _check_header_value(config, "token", token)
+    return PushConfig(task_id, config_id or task_id, url, token, authentication, version)
+
+
+def push_authentication(
+    authentication: Params, scheme: str | None, credentials: str | None
+) -> PushAuthentication:
+    if scheme is None:
+        raise A2AError.invalid_params(f"{authentication.path} must name a scheme")
+    problem = scheme_problem(scheme)
+    if problem is not None:
+        raise A2AError.invalid_params(f"{authentication.path} scheme {problem}")
+    if credentials is not None:
+        _check_header_value(authentication, "credentials", credentials)
+    return PushAuthentication(scheme, credentials)
+
+
+def _check_header_value(document: Params, name: str, value: str) -> None:
+    problem = header_value_problem(value)
+    if problem is not None:
+        # The value is a secret: never quoted back.
+        raise A2AError.invalid_params(f"{document.path}.{name} {problem}")
 
 
 def _metadata(document: Params) -> dict[str, Any] | None:

@@ -89,14 +89,15 @@ def parse_request(body: bytes) -> Request:
 
 
 def result_response(request_id: RequestId, result: Any) -> bytes:
-    return _dump({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return dump({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def error_response(request_id: RequestId, error: JSONObject) -> bytes:
-    return _dump({"jsonrpc": "2.0", "id": request_id, "error": error})
+    return dump({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
-def _dump(document: JSONObject) -> bytes:
+def dump(document: Any) -> bytes:
+    """Strict, compact JSON in UTF-8: what every answer, and every push body, is written as."""
     return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 

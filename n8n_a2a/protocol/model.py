@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from .push import PushConfig, PushOperation
+
 JSONObject = dict[str, Any]
 
 
@@ -89,6 +91,9 @@ class Task:
     #: The sequence number of the task's latest event (0: just created). Stores move a
     #: task compare-and-set on it; it never goes on the wire.
     version: int = 0
+    #: Who sent the message that made it (an opaque digest; None: the anonymous caller).
+    #: Only its owner may see or touch it; it never goes on the wire, nor into a log line.
+    owner: str | None = field(default=None, repr=False)
 
     def with_history_length(self, history_length: int | None) -> Task:
         """The task with only the last `history_length` messages (None: all of them)."""
@@ -144,13 +149,15 @@ class SendMessage:
 
     A stream always follows the task to its end, so it is always `blocking`: v1.0 says
     `returnImmediately` has no effect on a stream, and v0.3's `blocking: false` is read
-    the same way.
+    the same way. `push_config` is registered for the new task before its first event
+    (its task id is the task's, once there is one).
     """
 
     message: Message
     history_length: int | None = None
     blocking: bool = True
     streaming: bool = False
+    push_config: PushConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,4 +199,4 @@ class TaskPage:
     total_size: int
 
 
-Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask
+Operation = SendMessage | GetTask | CancelTask | ListTasks | SubscribeToTask | PushOperation

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, text_only
+from .codec import Codec, Verb, push_authentication, push_config, text_only
 from .errors import A2AError
 from .model import JSONObject, Part, Role, StatusUpdate, TaskState
 from .params import Params
+from .push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushConfig,
+    PushConfigPage,
+)
 
 
 class V03Codec(Codec):
@@ -19,10 +27,10 @@ class V03Codec(Codec):
         "message/stream": Verb.SEND_STREAMING,
         "tasks/resubscribe": Verb.SUBSCRIBE,
         "tasks/cancel": Verb.CANCEL,
-        "tasks/pushNotificationConfig/set": Verb.PUSH_CONFIG,
-        "tasks/pushNotificationConfig/get": Verb.PUSH_CONFIG,
-        "tasks/pushNotificationConfig/list": Verb.PUSH_CONFIG,
-        "tasks/pushNotificationConfig/delete": Verb.PUSH_CONFIG,
+        "tasks/pushNotificationConfig/set": Verb.PUSH_CREATE,
+        "tasks/pushNotificationConfig/get": Verb.PUSH_GET,
+        "tasks/pushNotificationConfig/list": Verb.PUSH_LIST,
+        "tasks/pushNotificationConfig/delete": Verb.PUSH_DELETE,
         "agent/getAuthenticatedExtendedCard": Verb.EXTENDED_CARD,
     }
     push_config_field = "pushNotificationConfig"
@@ -56,3 +64,54 @@ class V03Codec(Codec):
         # Required in v0.3 (the SDKs' models refuse an update without it): true on the
         # last event, after which the stream closes.
         return {**super().encode_status_update(update), "final": update.final}
+
+    # Push configs: a TaskPushNotificationConfig nests the config, `{taskId,
+    # pushNotificationConfig: {id, url, token, authentication: {schemes, credentials}}}`;
+    # get, list and delete name the task as `id`.
+
+    def decode_push_config(self, config: Params, task_id: str) -> PushConfig:
+        found = config.optional_object("authentication")
+        authentication = None
+        if found is not None:
+            schemes = found.optional_str_list("schemes") or []
+            scheme = schemes[0] if schemes else None
+            authentication = push_authentication(found, scheme, found.optional_str("credentials"))
+        return push_config(
+            config, task_id=task_id, version=self.version, authentication=authentication
+        )
+
+    def decode_push_create(self, params: Params) -> CreatePushConfig:
+        task_id = params.required_str("taskId")
+        config = params.required_object("pushNotificationConfig")
+        return CreatePushConfig(self.decode_push_config(config, task_id))
+
+    def decode_push_get(self, params: Params) -> GetPushConfig:
+        # Without a config id: the config named after the task, the id a config made
+        # without one gets.
+        task_id = params.required_str("id")
+        return GetPushConfig(task_id, params.optional_str("pushNotificationConfigId") or task_id)
+
+    def decode_push_list(self, params: Params) -> ListPushConfigs:
+        return ListPushConfigs(params.required_str("id"))
+
+    def decode_push_delete(self, params: Params) -> DeletePushConfig:
+        return DeletePushConfig(
+            params.required_str("id"), params.required_str("pushNotificationConfigId")
+        )
+
+    def encode_push_config(self, config: PushConfig) -> JSONObject:
+        document: JSONObject = {"id": config.id, "url": config.url}
+        if config.token is not None:
+            document["token"] = config.token
+        if config.authentication is not None:
+            authentication: JSONObject = {"schemes": [config.authentication.scheme]}
+            if config.authentication.credentials is not None:
+                authentication["credentials"] = config.authentication.credentials
+            document["authentication"] = authentication
+        return {"taskId": config.task_id, "pushNotificationConfig": document}
+
+    def encode_push_page(self, page: PushConfigPage) -> list[JSONObject]:
+        return [self.encode_push_config(config) for config in page.configs]
+
+    def encode_push_deleted(self) -> object:
+        return None

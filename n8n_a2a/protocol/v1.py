@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, text_only
+from .codec import Codec, Verb, push_authentication, push_config, text_only
 from .errors import A2AError
 from .model import JSONObject, Part, Role, TaskState
 from .params import Params
+from .push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushConfig,
+    PushConfigPage,
+)
 
 _PART_KINDS = ("text", "raw", "url", "data")
 
@@ -25,10 +33,10 @@ class V1Codec(Codec):
         "SubscribeToTask": Verb.SUBSCRIBE,
         "CancelTask": Verb.CANCEL,
         "ListTasks": Verb.LIST,
-        "CreateTaskPushNotificationConfig": Verb.PUSH_CONFIG,
-        "GetTaskPushNotificationConfig": Verb.PUSH_CONFIG,
-        "ListTaskPushNotificationConfigs": Verb.PUSH_CONFIG,
-        "DeleteTaskPushNotificationConfig": Verb.PUSH_CONFIG,
+        "CreateTaskPushNotificationConfig": Verb.PUSH_CREATE,
+        "GetTaskPushNotificationConfig": Verb.PUSH_GET,
+        "ListTaskPushNotificationConfigs": Verb.PUSH_LIST,
+        "DeleteTaskPushNotificationConfig": Verb.PUSH_DELETE,
         "GetExtendedAgentCard": Verb.EXTENDED_CARD,
     }
     push_config_field = "taskPushNotificationConfig"
@@ -56,6 +64,55 @@ class V1Codec(Codec):
 
     def tag(self, document: JSONObject, kind: str) -> JSONObject:
         return document
+
+    # Push configs: a TaskPushNotificationConfig is flat, `{taskId, id, url, token,
+    # authentication: {scheme, credentials}}`, the create's params and every result.
+
+    def decode_push_config(self, config: Params, task_id: str) -> PushConfig:
+        found = config.optional_object("authentication")
+        authentication = None
+        if found is not None:
+            scheme, credentials = found.optional_str("scheme"), found.optional_str("credentials")
+            authentication = push_authentication(found, scheme, credentials)
+        return push_config(
+            config, task_id=task_id, version=self.version, authentication=authentication
+        )
+
+    def decode_push_create(self, params: Params) -> CreatePushConfig:
+        return CreatePushConfig(self.decode_push_config(params, params.required_str("taskId")))
+
+    def decode_push_get(self, params: Params) -> GetPushConfig:
+        return GetPushConfig(params.required_str("taskId"), params.required_str("id"))
+
+    def decode_push_list(self, params: Params) -> ListPushConfigs:
+        return ListPushConfigs(
+            params.required_str("taskId"),
+            params.optional_int("pageSize") or None,
+            params.optional_str("pageToken"),
+        )
+
+    def decode_push_delete(self, params: Params) -> DeletePushConfig:
+        return DeletePushConfig(params.required_str("taskId"), params.required_str("id"))
+
+    def encode_push_config(self, config: PushConfig) -> JSONObject:
+        document: JSONObject = {"taskId": config.task_id, "id": config.id, "url": config.url}
+        if config.token is not None:
+            document["token"] = config.token
+        if config.authentication is not None:
+            authentication: JSONObject = {"scheme": config.authentication.scheme}
+            if config.authentication.credentials is not None:
+                authentication["credentials"] = config.authentication.credentials
+            document["authentication"] = authentication
+        return document
+
+    def encode_push_page(self, page: PushConfigPage) -> JSONObject:
+        return {
+            "configs": [self.encode_push_config(config) for config in page.configs],
+            "nextPageToken": page.next_page_token,
+        }
+
+    def encode_push_deleted(self) -> JSONObject:
+        return {}
 
     def one_of(self, member: str, document: JSONObject) -> JSONObject:
         return {member: document}

@@ -9,6 +9,7 @@ canceled. The store knows tasks, not the workflow contract: no Verdict here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -31,17 +32,43 @@ from ..protocol.model import (
 
 Listener = Callable[[TaskEvent], None]
 
+#: About the most bytes of tasks one ListTasks page carries (always at least one task).
+MAX_PAGE_BYTES = 1024 * 1024
+# Generous JSON sizes of what a task has beside its strings: keys, states, timestamps.
+_TASK_BYTES = 160
+_MESSAGE_BYTES = 96
+_PART_BYTES = 32
+
+
+def encoded_size(task: Task) -> int:
+    """About the bytes the task takes in a JSON answer, for a store to bound a page by:
+    its strings and metadata exactly, the rest (keys, states, timestamps) generously."""
+    strings: list[object] = [task.id, task.context_id, task.metadata]
+    size = _TASK_BYTES
+    messages = task.history + ((task.status.message,) if task.status.message else ())
+    for message in messages:
+        strings += (message.message_id, message.task_id, message.context_id, message.metadata)
+        strings += [(part.text, part.metadata) for part in message.parts]
+        size += _MESSAGE_BYTES + _PART_BYTES * len(message.parts)
+    for artifact in task.artifacts:
+        strings += (artifact.artifact_id, artifact.name)
+        strings += [(part.text, part.metadata) for part in artifact.parts]
+        size += _MESSAGE_BYTES + _PART_BYTES * len(artifact.parts)
+    return size + len(json.dumps(strings, ensure_ascii=False).encode())
+
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A task's next status and what comes with it: the status message also joins the
-    history, the artifact the artifacts, the metadata the task's metadata."""
+    """A task's next status and what comes with it: `history` (the caller's message that
+    starts a next turn) joins the history, then the status message; the artifact joins
+    the artifacts, the metadata the task's metadata."""
 
     state: TaskState
     timestamp: datetime
     message: Message | None = None
     artifact: Artifact | None = None
     metadata: dict[str, Any] | None = None
+    history: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +113,11 @@ class TaskStore(Protocol):
     async def get(self, task_id: str) -> Task:
         """The task; A2AError TASK_NOT_FOUND for an id the store does not hold."""
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        """A page of tasks, the most recently updated first."""
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks (`Task.owner`), the most recently updated first, of at
+        most `query.page_size` tasks and about MAX_PAGE_BYTES (`encoded_size`), but never
+        empty while one is left; nothing of another owner's tasks shows, not even in the
+        counts."""
 
     async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
         """Apply `change` if the task is still at `version`; None if it has moved since.

@@ -2,8 +2,8 @@
 
 Tasks are frozen; the store swaps in a new version on each move. It is bounded:
 finished tasks leave after a time to live, or oldest first when it is full; a task
-that is not finished never does. No method awaits anything, so each runs in one step
-and a compare-and-set here is simply a comparison.
+that is not finished (running, or waiting for input) never does. No method awaits
+anything, so each runs in one step and a compare-and-set here is simply a comparison.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from ..lifecycle import check_move
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import ListTasks, Task, TaskEvent, TaskPage, TaskStatus
-from . import Change, Listener, Moved, change_events
-from .pages import decode_cursor, encode_cursor, list_order
+from . import MAX_PAGE_BYTES, Change, Listener, Moved, change_events
+from .pages import decode_cursor, encode_cursor, fit, list_order
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,12 @@ class MemoryTaskStore:
     """Every task this process holds, by id."""
 
     def __init__(
-        self, max_tasks: int = 10_000, ttl_seconds: float = 3600.0, clock: Clock = utc_now
+        self,
+        max_tasks: int = 10_000,
+        ttl_seconds: float = 3600.0,
+        clock: Clock = utc_now,
+        *,
+        max_page_bytes: int = MAX_PAGE_BYTES,
     ) -> None:
         self._tasks: dict[str, Task] = {}
         # Finished task ids in the order they finished: eviction takes from the front.
@@ -41,6 +46,7 @@ class MemoryTaskStore:
         self._max_tasks = max_tasks
         self._ttl = timedelta(seconds=ttl_seconds)
         self._clock = clock
+        self._max_page_bytes = max_page_bytes
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -66,7 +72,11 @@ class MemoryTaskStore:
         moved = replace(
             task,
             status=status,
-            history=task.history + ((change.message,) if change.message is not None else ()),
+            history=(
+                task.history
+                + change.history
+                + ((change.message,) if change.message is not None else ())
+            ),
             artifacts=artifacts,
             metadata={**task.metadata, **change.metadata} if change.metadata else task.metadata,
             version=events[-1].sequence,
@@ -76,12 +86,14 @@ class MemoryTaskStore:
             self._finished[task_id] = None
         return Moved(moved, events)
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        """A page of tasks, the most recently updated first (ties broken by id)."""
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks, the most recently updated first (ties broken by id):
+        at most `page_size` of them, and no more than fit in the page's bytes (at least one)."""
         found = [
             task
             for task in self._tasks.values()
-            if (query.context_id is None or task.context_id == query.context_id)
+            if task.owner == owner
+            and (query.context_id is None or task.context_id == query.context_id)
             and (query.state is None or task.status.state is query.state)
             and (
                 query.status_timestamp_after is None
@@ -93,18 +105,18 @@ class MemoryTaskStore:
         if query.page_token:
             after = decode_cursor(query.page_token)
             start = next((i for i, t in enumerate(found) if list_order(t) < after), len(found))
-        page = found[start : start + query.page_size]
-        more = start + query.page_size < len(found)
-        shown = tuple(
+        views = (
             replace(
                 task.with_history_length(query.history_length),
                 artifacts=task.artifacts if query.include_artifacts else (),
             )
-            for task in page
+            for task in found[start : start + query.page_size]
         )
+        shown = fit(views, self._max_page_bytes)
+        more = start + len(shown) < len(found)
         return TaskPage(
-            tasks=shown,
-            next_page_token=encode_cursor(page[-1]) if more else "",
+            tasks=tuple(shown),
+            next_page_token=encode_cursor(shown[-1]) if more else "",
             page_size=query.page_size,
             total_size=len(found),
         )
@@ -128,8 +140,9 @@ class MemoryTaskStore:
         if len(self._tasks) >= self._max_tasks:
             raise A2AError(
                 ErrorCode.SERVER_BUSY,
-                f"Server busy: all {self._max_tasks} tasks in the table are still running "
-                "(ADAPTER_MAX_TASKS); retry later",
+                f"Server busy: all {self._max_tasks} tasks in the table are still running or "
+                "waiting for input (ADAPTER_MAX_TASKS; a task waits at most ADAPTER_INPUT_TTL); "
+                "retry later",
             )
 
     def _forget(self, task_id: str) -> None:

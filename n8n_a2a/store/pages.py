@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from datetime import datetime
 
 from ..protocol.errors import A2AError
 from ..protocol.model import Task
+from . import encoded_size
 
 
 def list_order(task: Task) -> tuple[datetime, str]:
@@ -31,3 +33,16 @@ def decode_cursor(token: str) -> tuple[datetime, str]:
     if position is None or position[0].tzinfo is None:
         raise A2AError.invalid_params("params.pageToken is not a token this agent gave")
     return position
+
+
+def fit(views: Iterable[Task], max_bytes: int) -> list[Task]:
+    """The tasks as the page shows them, in order, while they fit in about `max_bytes`
+    (`encoded_size`); always the first."""
+    shown: list[Task] = []
+    size = 0
+    for view in views:
+        size += encoded_size(view)
+        if shown and size > max_bytes:
+            break
+        shown.append(view)
+    return shown

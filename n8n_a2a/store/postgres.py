@@ -44,6 +44,7 @@ catches its listeners up from the events table.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -60,7 +61,7 @@ from psycopg.types.json import Json, Jsonb
 from .. import lifecycle
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Task, TaskEvent, TaskPage, TaskState, TaskStatus
-from . import Change, Listener, Moved, StoreUnavailable, change_events
+from . import MAX_PAGE_BYTES, Change, Listener, Moved, StoreUnavailable, change_events
 from .documents import (
     artifact_doc,
     artifact_of,
@@ -70,7 +71,7 @@ from .documents import (
     message_of,
 )
 from .memory import MemoryTaskEvents, utc_now
-from .pages import decode_cursor, encode_cursor
+from .pages import decode_cursor, encode_cursor, fit
 from .schema import migrate
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,8 @@ _CONNECT = {
 _SESSION = "SET TIME ZONE 'UTC'; SET statement_timeout = 10000"
 
 _TASK_COLUMNS = (
-    "id, context_id, state, status_timestamp, status_message, history, artifacts, metadata, version"
+    "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
+    "metadata, version"
 )
 
 
@@ -263,6 +265,7 @@ def _task_of(row: Row) -> Task:
         artifacts=tuple(artifact_of(a) for a in row["artifacts"]),
         metadata=row["metadata"],
         version=row["version"],
+        owner=row["owner"],
     )
 
 
@@ -291,8 +294,10 @@ class PostgresTaskStore:
         lease_seconds: float = 15.0,
         ttl_seconds: float = 3600.0,
         clock: Callable[[], datetime] = utc_now,
+        max_page_bytes: int = MAX_PAGE_BYTES,
     ) -> None:
         self.pool = pool
+        self._max_page_bytes = max_page_bytes
         #: Who holds the leases this replica takes: unique to this process's life.
         self.replica = replica or str(uuid.uuid4())
         self._lease = lease_seconds
@@ -302,14 +307,15 @@ class PostgresTaskStore:
     async def create(self, task: Task) -> None:
         def insert(connection: Connection) -> None:
             connection.execute(
-                "INSERT INTO a2a_tasks (id, context_id, state, status_timestamp,"
+                "INSERT INTO a2a_tasks (id, context_id, owner, state, status_timestamp,"
                 " status_message, history, artifacts, metadata, version, lease_holder,"
                 " lease_until)"
-                " VALUES (%s, %s, %s, %s, %s, %s::json[], %s::json[], %s, %s, %s,"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s::json[], %s::json[], %s, %s, %s,"
                 " now() + %s * interval '1 second')",
                 (
                     task.id,
                     task.context_id,
+                    task.owner,
                     task.status.state.value,
                     task.status.timestamp,
                     None if task.status.message is None else Json(message_doc(task.status.message)),
@@ -346,7 +352,11 @@ class PostgresTaskStore:
             "state": change.state.value,
             "timestamp": change.timestamp,
             "message": None if change.message is None else Json(message_doc(change.message)),
-            "said": [] if change.message is None else [Json(message_doc(change.message))],
+            # The caller's message that starts a next turn, then the status message.
+            "said": [
+                Json(message_doc(m))
+                for m in (*change.history, *((change.message,) if change.message else ()))
+            ],
             "made": [] if change.artifact is None else [Json(artifact_doc(change.artifact))],
             "metadata": Jsonb(change.metadata or {}),
             "finished": change.timestamp if change.state.is_terminal else None,
@@ -378,10 +388,12 @@ class PostgresTaskStore:
         task = _task_of(row)
         return Moved(task, change_events(task.id, task.context_id, version, change))
 
-    async def list(self, query: ListTasks) -> TaskPage:
-        """A page of tasks, the most recently updated first (ties broken by id)."""
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks, the most recently updated first (ties broken by id):
+        at most `page_size` of them, and no more than fit in the page's bytes (at least one)."""
         after = decode_cursor(query.page_token) if query.page_token else None
         parameters = {
+            "owner": owner,
             "context": query.context_id,
             "state": None if query.state is None else query.state.value,
             "since": query.status_timestamp_after,
@@ -399,9 +411,9 @@ class PostgresTaskStore:
             return total, rows
 
         total, rows = await self.pool.run(select)
-        page = [_task_of(row).with_history_length(query.history_length) for row in rows]
-        more = len(page) > query.page_size
-        page = page[: query.page_size]
+        views = (_task_of(row).with_history_length(query.history_length) for row in rows)
+        page = fit(itertools.islice(views, query.page_size), self._max_page_bytes)
+        more = len(page) < len(rows)
         return TaskPage(
             tasks=tuple(page),
             next_page_token=encode_cursor(page[-1]) if more else "",
@@ -604,21 +616,22 @@ WITH moved AS (
     SELECT moved.id, e.sequence, e.event
     FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[]) AS e(sequence, event)
 )
-SELECT id, context_id, state, status_timestamp, status_message, history, artifacts,
+SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
        metadata, version, pg_notify(%(channel)s, id || ' ' || version) AS notified
 FROM moved
 """
 
 _FOUND: LiteralString = """
 FROM a2a_tasks
-WHERE (%(context)s::text IS NULL OR context_id = %(context)s)
+WHERE owner IS NOT DISTINCT FROM %(owner)s
+  AND (%(context)s::text IS NULL OR context_id = %(context)s)
   AND (%(state)s::text IS NULL OR state = %(state)s)
   AND (%(since)s::timestamptz IS NULL OR status_timestamp >= %(since)s)
 """
 
 _PAGE: LiteralString = (
     """
-SELECT id, context_id, state, status_timestamp, status_message, history,
+SELECT id, context_id, owner, state, status_timestamp, status_message, history,
        CASE WHEN %(artifacts)s THEN artifacts ELSE '{}'::json[] END AS artifacts,
        metadata, version
 """

@@ -101,8 +101,9 @@ def test_the_kubelet_waits_longer_than_the_drain() -> None:
     grace = float(configmap_environment().get("ADAPTER_SHUTDOWN_GRACE", "30"))
     command = adapter_container()["lifecycle"]["preStop"]["exec"]["command"]
     assert command[0] == "sleep"
-    # The pause before SIGTERM and the drain after it both count against the period.
-    assert _pod_spec()["terminationGracePeriodSeconds"] > float(command[1]) + grace
+    # The pause before SIGTERM and the drains after it (the webhook calls', then the push
+    # deliveries', each up to the grace) all count against the period.
+    assert _pod_spec()["terminationGracePeriodSeconds"] > float(command[1]) + 2 * grace
 
 
 def test_the_probes_ask_readyz_and_healthz_on_the_adapters_port() -> None:

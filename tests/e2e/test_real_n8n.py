@@ -1,4 +1,5 @@
-"""The adapter in front of a real n8n 2.41: every outcome, the token, the context, the timeout.
+"""The adapter in front of a real n8n 2.41: every outcome, the token, the context, the timeout,
+and a workflow that asks a question and takes the answer on the same task.
 
 Each test starts its own adapter (in this process) in front of one workflow of
 n8n/workflows/; the n8n behind them all is the session's, see conftest.py.
@@ -19,7 +20,16 @@ import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.types import Message, Part, Role, SendMessageRequest, Task
+from a2a.types import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskStatus,
+)
 from a2a.types import TaskState as SdkTaskState
 
 from tests.e2e.real_n8n import N8n
@@ -285,3 +295,78 @@ async def test_a_conversation_through_the_official_client(
         "Escalated for human approval: 30 pallets of salt is more than 10: "
         "a person must approve it."
     )
+
+
+TURNS = "check-availability-turns"
+
+
+async def _ask_then_answer(
+    base_url: str, streaming: bool
+) -> tuple[list[StreamResponse], list[StreamResponse], Task]:
+    """Two turns on one task through the official client, as a chat bridge relays them."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
+        question = Message(
+            role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text="5 pallets?")]
+        )
+        first = [e async for e in client.send_message(SendMessageRequest(message=question))]
+        asked = first[0].task
+        answer = Message(
+            role=Role.ROLE_USER,
+            message_id=str(uuid.uuid4()),
+            parts=[Part(text="sugar")],
+            task_id=asked.id,
+            context_id=asked.context_id,
+        )
+        second = [e async for e in client.send_message(SendMessageRequest(message=answer))]
+        task = await client.get_task(GetTaskRequest(id=asked.id))
+        await client.close()
+        return first, second, task
+
+
+def _last_status(events: list[StreamResponse]) -> TaskStatus:
+    last = events[-1]
+    return last.status_update.status if last.HasField("status_update") else last.task.status
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_the_agent_asks_which_item_and_the_answer_continues_the_task(
+    n8n: N8n, start_adapter: StartAdapter, streaming: bool
+) -> None:
+    adapter = await start_adapter(n8n.webhook(TURNS), allow_input_required=True)
+    first, second, task = await trio.to_thread.run_sync(
+        partial(asyncio.run, _ask_then_answer(adapter, streaming))
+    )
+    asked = _last_status(first)
+    assert asked.state == SdkTaskState.TASK_STATE_INPUT_REQUIRED
+    assert asked.message.parts[0].text == "Which item: flour, sugar, rice or salt?"
+    # The workflow remembered the 5 pallets of the first turn (its memory keyed on the
+    # contextId): 5 is more than the 3 in stock.
+    answered = _last_status(second)
+    assert answered.state == SdkTaskState.TASK_STATE_COMPLETED
+    expected = f"No: only 3 pallets of sugar in stock. (conversation {task.context_id})"
+    assert answered.message.parts[0].text == expected
+    assert task.id == first[0].task.id
+    assert task.artifacts[0].parts[0].text == expected
+    assert [(m.role, m.parts[0].text) for m in task.history] == [
+        (Role.ROLE_USER, "5 pallets?"),
+        (Role.ROLE_AGENT, "Which item: flour, sugar, rice or salt?"),
+        (Role.ROLE_USER, "sugar"),
+        (Role.ROLE_AGENT, expected),
+    ]
+
+
+async def test_without_the_setting_the_agents_question_is_off_contract(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(n8n.webhook(TURNS))
+    asked = await send(adapter, "5 pallets?")
+    assert (asked["status"]["state"], asked["metadata"]) == (
+        "TASK_STATE_FAILED",
+        {"outcome": "OFF_CONTRACT"},
+    )
+    assert "'inputRequired'" in reason_of(asked)
+    # Its answers keep the two-key contract: a strict adapter takes them.
+    answered = await send(adapter, "2 pallets of salt?")
+    assert answered["metadata"] == {"outcome": "ANSWERED"}

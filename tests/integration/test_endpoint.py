@@ -14,6 +14,7 @@ from tests.conftest import free_port
 from tests.stub_webhook import StubWebhook
 
 V1 = {"A2A-Version": "1.0"}
+LIST_ALL = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"includeArtifacts": True}}
 
 
 def send_v1(text: str, request_id: Any = 1, **configuration: Any) -> dict[str, Any]:
@@ -132,6 +133,41 @@ async def test_a_token_echoed_by_the_workflow_is_redacted(adapter: str) -> None:
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert "s3cr3t" not in json.dumps(task)
     assert task["artifacts"][0]["parts"][0]["text"] == "your token is [redacted]"
+
+
+@pytest.mark.parametrize(
+    ("how", "outcome", "shown"),
+    [
+        ("escaped", "ANSWERED", "your token is [redacted]"),
+        ("location", "REDIRECTED", "http://127.0.0.1:9/callback?t=[redacted]"),
+        ("content-type", "OFF_CONTRACT", "text/plain; token=[redacted]"),
+    ],
+)
+async def test_a_disguised_token_is_redacted_too(
+    adapter: str, how: str, outcome: str, shown: str
+) -> None:
+    headers = {**V1, "Authorization": "Bearer s3cr3t.t0k/en"}
+    task = (await rpc(adapter, send_v1(f"echo-token:{how}"), headers))["result"]["task"]
+    assert task["metadata"]["outcome"] == outcome
+    assert shown in task["status"]["message"]["parts"][0]["text"]
+    listed = json.dumps(await rpc(adapter, LIST_ALL, V1))
+    for piece in ("s3cr3t", "t0k", "%73%33", "\\u0033"):
+        assert piece not in listed
+
+
+async def test_an_answer_cut_through_an_emoji_is_repaired_and_listed(adapter: str) -> None:
+    task = (await rpc(adapter, send_v1("lone-surrogate"), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["metadata"] == {"outcome": "ANSWERED", "repaired": ["reply"]}
+    assert task["artifacts"][0]["parts"][0]["text"] == "flour \ufffd"
+    listing = await rpc(adapter, LIST_ALL, V1)
+    assert listing["result"]["tasks"][0]["id"] == task["id"]
+
+
+async def test_a_compressed_answer_still_completes(adapter: str) -> None:
+    task = (await rpc(adapter, send_v1("gzip:12 pallets"), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"][0]["text"] == "12 pallets"
 
 
 async def test_no_token_no_header(adapter: str, stub: StubWebhook) -> None:

@@ -78,6 +78,7 @@ async def test_start_and_stop_each_log_one_line(
         "reason": "shutdown requested",
         "calls_finished": 1,
         "calls_cut": 1,
+        "push_undelivered": 0,
     }
 
 

@@ -380,3 +380,38 @@ async def check_streams_closed(adapter: str) -> None:
     async with httpx.AsyncClient() as client:
         text = (await client.get(adapter + "metrics")).text
     assert re.search(r"^n8n_a2a_streams_open 0\.0$", text, re.MULTILINE), text
+
+
+def check_isolation(result: Result, stub: StubWebhook, *, token: str, lists: bool) -> None:
+    """Another caller gets for the first caller's tasks what it gets for an unknown id (get,
+    cancel, subscribe), lists none of them; the first caller, its token refreshed, still
+    gets and cancels its task. `lists`: the client speaks a version that has ListTasks."""
+    sent, held = result["sent"], result["held"]
+    assert sent["state"] == "completed" and held["state"] in ("submitted", "working")
+    attempts = result["other"]
+    unknown = attempts["unknown"]
+    for attempt in ("get", "cancel", "subscribe"):
+        expected = _error(unknown[attempt], f"{attempt} of an unknown id")
+        assert expected["code"] == -32001, expected
+        for name, task_id in (("sent", sent["id"]), ("held", held["id"])):
+            refused = _error(attempts[name][attempt], f"another caller's {attempt} of {name}")
+            masked = {**refused, "message": refused["message"].replace(task_id, "<id>")}
+            assert masked == {
+                **expected,
+                "message": expected["message"].replace(result["unknown"], "<id>"),
+            }
+    if lists:
+        assert result["otherList"] == {"ids": []}
+        assert result["ownList"] == {"ids": [held["id"], sent["id"]]}
+    assert _task(result["refreshedGet"], "GetTask with a refreshed token")["state"] == "working"
+    canceled = _task(result["refreshedCancel"], "CancelTask with a refreshed token")
+    assert canceled["state"] == "canceled"
+    assert [r.headers.get("x-subject-token") for r in stub.received] == [token, token]
+
+
+async def until_ready(adapter: str) -> None:
+    """Until the adapter's /readyz says ready (with an issuer: its keys are loaded)."""
+    async with httpx.AsyncClient() as client:
+        with trio.fail_after(10):
+            while (await client.get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110
+                await trio.sleep(0.02)

@@ -13,8 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import trio
 
+from tests.conftest import AdapterFactory
 from tests.interop import matrix
+from tests.oidc_issuer import AUDIENCE, start_issuer
 from tests.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_js_version("@a2a-js/sdk")
@@ -41,9 +44,11 @@ def client_dir() -> Path:
     return matrix.node_client()
 
 
-async def _drive(client_dir: Path, adapter: str, mode: str, *arguments: str) -> matrix.Result:
+async def _drive(
+    client_dir: Path, adapter: str, mode: str, *arguments: str, token: str = matrix.TOKEN
+) -> matrix.Result:
     driver = client_dir / "drive.mjs"
-    result = await matrix.drive(["node", driver, adapter, matrix.TOKEN, mode, *arguments])
+    result = await matrix.drive(["node", driver, adapter, token, mode, *arguments])
     assert (result["client"], result["version"]) == ("@a2a-js/sdk", VERSION)
     assert (result["protocolVersion"], result["transport"]) == MODES[mode]
     return result
@@ -103,3 +108,23 @@ async def test_resubscribe(
     _, subscribe = STREAM_METHODS[result["protocolVersion"]]
     assert (await matrix.methods_called(adapter))[subscribe] == 3
     await matrix.check_streams_closed(adapter)
+
+
+@pytest.mark.parametrize("mode", PARAMS)
+async def test_two_verified_callers_are_isolated(
+    client_dir: Path,
+    nursery: trio.Nursery,
+    stub: StubWebhook,
+    start_adapter: AdapterFactory,
+    mode: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    issuer = await start_issuer(nursery)
+    adapter = await start_adapter(stub.url, oidc_issuer=issuer.issuer, oidc_audience=AUDIENCE)
+    await matrix.until_ready(adapter)
+    first = issuer.mint("alice", lifetime=60, jti="first")
+    other, refreshed = issuer.mint("bob"), issuer.mint("alice", lifetime=3600, jti="refreshed")
+    arguments = ("isolation", other, refreshed, matrix.ANSWER, matrix.HOLD)
+    result = await _drive(client_dir, adapter, mode, *arguments, token=first)
+    matrix.note_runtime(request, result)
+    matrix.check_isolation(result, stub, token=first, lists=MODES[mode][0] == "1.0")

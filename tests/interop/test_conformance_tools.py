@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 
 from conformance import table, tck_workflow
+from tests.conftest import AdapterFactory
+from tests.integration.test_endpoint import V1, rpc
+from tests.integration.test_lifecycle import call
+from tests.integration.test_streaming import kinds_v1, open_stream
 
 pytestmark = pytest.mark.not_a_client
 
@@ -74,7 +79,11 @@ def test_the_tck_workflow_answers_by_the_longest_matching_prefix() -> None:
         "answer": "https://example.com/output.txt",
         "escalate": False,
     }
-    assert tck_workflow.reply_for("tck-input-required-1a2b")["escalate"] is True
+    assert tck_workflow.reply_for("tck-input-required-1a2b") == {
+        "answer": "Input required: send the next message on this task.",
+        "escalate": False,
+        "inputRequired": True,
+    }
     assert tck_workflow.reply_for("m-1") == {
         "answer": "Unhandled messageId prefix: m-1",
         "escalate": False,
@@ -88,6 +97,56 @@ async def test_the_tck_workflow_serves_the_contract(nursery: trio.Nursery) -> No
         response = await client.post(f"{url}/webhook/tck", json=request)
     assert response.headers["content-type"].startswith("application/json")
     assert response.json() == {"answer": "Hello from TCK", "escalate": False}
+
+
+async def test_the_tck_workflow_drives_the_kits_input_required_fixtures(
+    nursery: trio.Nursery, start_adapter: AdapterFactory
+) -> None:
+    """What the kit's create_working_task and create_multiturn_task do, and the
+    requirements built on them: CORE-CANCEL-001, CORE-MULTI-005, CORE-HIST-002, and the
+    subscriptions to a waiting task of STREAM-SUB-001/002 and STREAM-ORDER-002 to -004."""
+    [url] = await nursery.start(tck_workflow.serve_workflow, "127.0.0.1", 0)
+    adapter = await start_adapter(f"{url}/webhook/tck", allow_input_required=True)
+
+    async def send(message_id: str, task_id: str | None = None) -> dict[str, Any]:
+        message = {"role": "ROLE_USER", "parts": [{"text": "TCK"}], "messageId": message_id}
+        if task_id is not None:
+            message["taskId"] = task_id
+        document = call("SendMessage", message=message)
+        task: dict[str, Any] = (await rpc(adapter, document, V1))["result"]["task"]
+        return task
+
+    working = await send("tck-input-required-1")
+    assert working["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    canceled = (await rpc(adapter, call("CancelTask", id=working["id"]), V1))["result"]
+    assert (canceled["id"], canceled["status"]["state"]) == (working["id"], "TASK_STATE_CANCELED")
+
+    working = await send("tck-input-required-2")
+    followed = await send("tck-infer-ctx-2", working["id"])  # taskId only
+    assert (followed["contextId"], followed["status"]["state"]) == (
+        working["contextId"],
+        "TASK_STATE_COMPLETED",
+    )
+
+    working = await send("tck-input-required-3")
+    done = await send("tck-complete-task-3", working["id"])
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    fetched = (await rpc(adapter, call("GetTask", id=done["id"], history_length=1), V1))["result"]
+    assert [m["parts"][0]["text"] for m in fetched["history"]] == ["Hello from TCK"]
+
+    working = await send("tck-input-required-4")
+    subscribe = call("SubscribeToTask", id=working["id"])
+    async with (
+        open_stream(adapter, subscribe, V1) as first,
+        open_stream(adapter, subscribe, V1) as second,
+    ):
+        heads = [await first.next(), await second.next()]
+        assert heads[0] == heads[1]
+        assert kinds_v1(heads) == ["task TASK_STATE_INPUT_REQUIRED"] * 2  # type: ignore[arg-type]
+        await send("tck-complete-task-4", working["id"])
+        rests = [await first.rest(), await second.rest()]
+    assert rests[0] == rests[1]
+    assert kinds_v1(rests[0])[-1] == "statusUpdate TASK_STATE_COMPLETED"
 
 
 def test_the_table_replaces_the_readme_block_and_nothing_else() -> None:

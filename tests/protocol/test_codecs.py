@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,7 @@ from a2a.types import a2a_pb2
 from a2a.utils.proto_utils import parse_lenient
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
+from n8n_a2a.protocol import jsonrpc
 from n8n_a2a.protocol.codec import Codec
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
@@ -27,8 +29,18 @@ from n8n_a2a.protocol.model import (
     SubscribeToTask,
     Task,
     TaskEvent,
+    TaskPage,
     TaskState,
     TaskStatus,
+)
+from n8n_a2a.protocol.push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushAuthentication,
+    PushConfig,
+    PushConfigPage,
 )
 from n8n_a2a.protocol.versions import V03, V1, codec_for, negotiate
 
@@ -128,7 +140,7 @@ def test_snake_case_params_are_read_too() -> None:
         ("GetTask", {"id": "t", "historyLength": -1}, ErrorCode.INVALID_PARAMS, "historyLength"),
         ("GetTask", {"id": "t", "historyLength": True}, ErrorCode.INVALID_PARAMS, "historyLength"),
         ("message/send", {}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 0.3"),
-        ("CreateTaskPushNotificationConfig", {}, ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED, "Push"),
+        ("CreateTaskPushNotificationConfig", {}, ErrorCode.INVALID_PARAMS, "params.taskId"),
         ("GetExtendedAgentCard", {}, ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED, "extended"),
     ],
 )
@@ -137,14 +149,6 @@ def test_v1_refusals(method: str, params: dict[str, Any], code: ErrorCode, words
         V1.decode(method, params)
     assert raised.value.code is code
     assert words in raised.value.message
-
-
-def test_v1_push_config_in_a_send_is_refused() -> None:
-    params = v1_send()
-    params["configuration"] = {"taskPushNotificationConfig": {"url": "http://x"}}
-    with pytest.raises(A2AError) as raised:
-        V1.decode("SendMessage", params)
-    assert raised.value.code is ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED
 
 
 def test_output_modes_without_text_are_refused() -> None:
@@ -203,6 +207,24 @@ def test_v03_encodes_kinds_and_lowercase_and_does_not_wrap() -> None:
 def test_every_state_has_a_name_in_both_versions(state: TaskState) -> None:
     assert V1.state_names[state] == "TASK_STATE_" + state.value.upper().replace("-", "_")
     assert V03.state_names[state] == state.value
+
+
+@pytest.mark.parametrize("codec", [V1, V03], ids=["v1.0", "v0.3"])
+def test_a_tasks_owner_and_version_never_go_on_the_wire(codec: Codec) -> None:
+    task = replace(a_task(), owner="token:0wn3r-d1g35t", version=7)
+    update = StatusUpdate(task.id, task.context_id, task.status, 7)
+    encoded = [
+        codec.encode_task(task),
+        codec.encode_send_result(task),
+        codec.encode_stream_event(task),
+        codec.encode_stream_event(update),
+        codec.encode_page(TaskPage((task,), "", 50, 1)),
+    ]
+    assert encoded[0] == codec.encode_task(replace(task, owner=None))
+    for document in encoded:
+        wire = json.dumps(document)
+        assert "0wn3r" not in wire and "owner" not in wire.lower()
+    assert "0wn3r" not in repr(task)
 
 
 def test_history_length_keeps_the_newest() -> None:
@@ -348,9 +370,9 @@ def test_subscribe_decodes(codec: Codec, method: str) -> None:
         (
             V03,
             "message/stream",
-            v03_send(pushNotificationConfig={"url": "http://x"}),
-            ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
-            "Push",
+            v03_send(pushNotificationConfig={"url": "ftp://x"}),
+            ErrorCode.INVALID_PARAMS,
+            "params.configuration.pushNotificationConfig.url",
         ),
         (V1, "message/stream", {}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 0.3"),
         (V03, "SubscribeToTask", {"id": "t-1"}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 1.0"),
@@ -531,3 +553,234 @@ def test_negotiation_gives_errors_a_shape_even_for_a_version_not_served(
     assert (unsupported is not None) is (requested == "2.0")
     if unsupported is not None:
         assert unsupported.code is ErrorCode.VERSION_NOT_SUPPORTED
+
+
+# Push configs: the four methods and inline configs, as the official clients send them,
+# and every result as they parse it.
+
+TOKEN = "per-task-token-1"
+CREDENTIALS = "secret-credentials"
+
+
+def sdk_v1_config(**fields: Any) -> a2a_pb2.TaskPushNotificationConfig:
+    return a2a_pb2.TaskPushNotificationConfig(
+        task_id="t-1",
+        id="c-1",
+        url="https://bridge.example/a2a",
+        token=TOKEN,
+        authentication=a2a_pb2.AuthenticationInfo(scheme="Bearer", credentials=CREDENTIALS),
+        **fields,
+    )
+
+
+def full_config(version: str) -> PushConfig:
+    return PushConfig(
+        "t-1",
+        "c-1",
+        "https://bridge.example/a2a",
+        TOKEN,
+        PushAuthentication("Bearer", CREDENTIALS),
+        version,
+    )
+
+
+def sdk_v03_params(request: Any) -> dict[str, Any]:
+    """The params of a v0.3 request as a2a-sdk 1.3.0's compat transport writes them."""
+    params: dict[str, Any] = request.params.model_dump(
+        by_alias=True, exclude_none=True, mode="json"
+    )
+    return params
+
+
+def test_v1_push_methods_decode_what_the_sdk_sends() -> None:
+    create = json_format.MessageToDict(sdk_v1_config())
+    assert V1.decode("CreateTaskPushNotificationConfig", create) == CreatePushConfig(
+        full_config("1.0")
+    )
+    get = json_format.MessageToDict(
+        a2a_pb2.GetTaskPushNotificationConfigRequest(task_id="t-1", id="c-1")
+    )
+    assert V1.decode("GetTaskPushNotificationConfig", get) == GetPushConfig("t-1", "c-1")
+    listing = json_format.MessageToDict(
+        a2a_pb2.ListTaskPushNotificationConfigsRequest(task_id="t-1", page_size=2, page_token="p")
+    )
+    assert V1.decode("ListTaskPushNotificationConfigs", listing) == ListPushConfigs("t-1", 2, "p")
+    delete = json_format.MessageToDict(
+        a2a_pb2.DeleteTaskPushNotificationConfigRequest(task_id="t-1", id="c-1")
+    )
+    assert V1.decode("DeleteTaskPushNotificationConfig", delete) == DeletePushConfig("t-1", "c-1")
+
+
+def test_v03_push_methods_decode_what_the_sdk_sends() -> None:
+    create = conversions.to_compat_create_task_push_notification_config_request(
+        sdk_v1_config(), request_id=0
+    )
+    assert V03.decode("tasks/pushNotificationConfig/set", sdk_v03_params(create)) == (
+        CreatePushConfig(full_config("0.3"))
+    )
+    get = conversions.to_compat_get_task_push_notification_config_request(
+        a2a_pb2.GetTaskPushNotificationConfigRequest(task_id="t-1", id="c-1"), request_id=0
+    )
+    assert V03.decode("tasks/pushNotificationConfig/get", sdk_v03_params(get)) == (
+        GetPushConfig("t-1", "c-1")
+    )
+    listing = conversions.to_compat_list_task_push_notification_config_request(
+        a2a_pb2.ListTaskPushNotificationConfigsRequest(task_id="t-1"), request_id=0
+    )
+    assert V03.decode("tasks/pushNotificationConfig/list", sdk_v03_params(listing)) == (
+        ListPushConfigs("t-1")
+    )
+    delete = conversions.to_compat_delete_task_push_notification_config_request(
+        a2a_pb2.DeleteTaskPushNotificationConfigRequest(task_id="t-1", id="c-1"), request_id=0
+    )
+    assert V03.decode("tasks/pushNotificationConfig/delete", sdk_v03_params(delete)) == (
+        DeletePushConfig("t-1", "c-1")
+    )
+
+
+def test_v03_get_without_a_config_id_means_the_one_named_after_the_task() -> None:
+    get = conversions.to_compat_get_task_push_notification_config_request(
+        a2a_pb2.GetTaskPushNotificationConfigRequest(task_id="t-1"), request_id=0
+    )
+    assert sdk_v03_params(get) == {"id": "t-1"}
+    assert V03.decode("tasks/pushNotificationConfig/get", {"id": "t-1"}) == GetPushConfig(
+        "t-1", "t-1"
+    )
+
+
+def test_a_config_without_an_id_is_named_after_its_task() -> None:
+    create = json_format.MessageToDict(
+        a2a_pb2.TaskPushNotificationConfig(task_id="t-1", url="http://b.example/")
+    )
+    operation = V1.decode("CreateTaskPushNotificationConfig", create)
+    assert operation == CreatePushConfig(PushConfig("t-1", "t-1", "http://b.example/"))
+
+
+@pytest.mark.parametrize("codec", [V1, V03])
+def test_inline_configs_decode_from_what_the_sdk_sends(codec: Codec) -> None:
+    inline = sdk_v1_config()
+    inline.ClearField("task_id")
+    inline.ClearField("id")
+    request = a2a_pb2.SendMessageRequest(
+        message=a2a_pb2.Message(
+            message_id="m-1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")]
+        ),
+        configuration=a2a_pb2.SendMessageConfiguration(task_push_notification_config=inline),
+    )
+    if codec is V1:
+        operation = V1.decode("SendMessage", json_format.MessageToDict(request))
+    else:
+        compat = conversions.to_compat_send_message_request(request, request_id=1)
+        operation = V03.decode("message/send", sdk_v03_params(compat))
+    assert isinstance(operation, SendMessage)
+    assert operation.push_config == PushConfig(
+        "",
+        "",
+        "https://bridge.example/a2a",
+        TOKEN,
+        PushAuthentication("Bearer", CREDENTIALS),
+        codec.version,
+    )
+    assert operation.push_config.for_task("t-9").id == "t-9"
+
+
+def test_v1_push_results_parse_strictly_in_the_sdk() -> None:
+    parsed = json_format.ParseDict(
+        V1.encode_push_config(full_config("1.0")), a2a_pb2.TaskPushNotificationConfig()
+    )
+    assert parsed == sdk_v1_config()
+    bare = V1.encode_push_config(PushConfig("t-1", "c-1", "http://b.example/"))
+    assert bare == {"taskId": "t-1", "id": "c-1", "url": "http://b.example/"}
+    page = V1.encode_push_page(PushConfigPage((full_config("1.0"),), "next"))
+    listed = json_format.ParseDict(page, a2a_pb2.ListTaskPushNotificationConfigsResponse())
+    assert (list(listed.configs), listed.next_page_token) == ([sdk_v1_config()], "next")
+    assert V1.encode_push_deleted() == {}
+
+
+def test_v03_push_results_validate_in_the_v03_models() -> None:
+    document = V03.encode_push_config(full_config("0.3"))
+    model = v03_types.TaskPushNotificationConfig.model_validate(document)
+    assert model.model_dump(mode="json", by_alias=True, exclude_none=True) == document
+    assert conversions.to_core_task_push_notification_config(model) == sdk_v1_config()
+    listed = V03.encode_push_page(PushConfigPage((full_config("0.3"),)))
+    assert listed == [document]
+    response = v03_types.ListTaskPushNotificationConfigResponse.model_validate(
+        {"jsonrpc": "2.0", "id": 1, "result": listed}
+    )
+    assert isinstance(response.root, v03_types.ListTaskPushNotificationConfigSuccessResponse)
+    deleted = jsonrpc.result_response(1, V03.encode_push_deleted())
+    assert deleted == b'{"jsonrpc":"2.0","id":1,"result":null}'
+
+
+@pytest.mark.parametrize(
+    ("codec", "method", "params", "words"),
+    [
+        (V1, "CreateTaskPushNotificationConfig", {"taskId": "t"}, "params.url"),
+        (V1, "CreateTaskPushNotificationConfig", {"url": "http://b.example/"}, "params.taskId"),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://user:pw@b.example/"},
+            "params.url must not carry credentials",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "gopher://b.example/"},
+            "params.url must be an http:// or https:// URL",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/", "token": f"{TOKEN}\r\nX-Evil: 1"},
+            "params.token must be printable ASCII",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/", "authentication": {"credentials": "c"}},
+            "params.authentication must name a scheme",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {
+                "taskId": "t",
+                "url": "http://b.example/",
+                "authentication": {"scheme": "Bearer", "credentials": f"{CREDENTIALS}\n"},
+            },
+            "params.authentication.credentials must be printable ASCII",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/", "id": "x" * 257},
+            "params.id must be at most 256",
+        ),
+        (V1, "GetTaskPushNotificationConfig", {"taskId": "t"}, "params.id"),
+        (V1, "DeleteTaskPushNotificationConfig", {"id": "c"}, "params.taskId"),
+        (V1, "ListTaskPushNotificationConfigs", {"taskId": "t", "pageSize": -1}, "pageSize"),
+        (V03, "tasks/pushNotificationConfig/set", {"taskId": "t"}, "pushNotificationConfig is"),
+        (
+            V03,
+            "tasks/pushNotificationConfig/set",
+            {
+                "taskId": "t",
+                "pushNotificationConfig": {
+                    "url": "http://b.example/",
+                    "authentication": {"schemes": [], "credentials": "c"},
+                },
+            },
+            "params.pushNotificationConfig.authentication must name a scheme",
+        ),
+        (V03, "tasks/pushNotificationConfig/delete", {"id": "t"}, "pushNotificationConfigId"),
+        (V03, "tasks/pushNotificationConfig/list", {}, "params.id"),
+    ],
+)
+def test_push_refusals(codec: Codec, method: str, params: dict[str, Any], words: str) -> None:
+    with pytest.raises(A2AError) as raised:
+        codec.decode(method, params)
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert words in raised.value.message
+    # A token or credentials are secrets: never quoted back.
+    assert TOKEN not in raised.value.message and CREDENTIALS not in raised.value.message

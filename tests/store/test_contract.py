@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +23,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
     TaskStatus,
 )
+from n8n_a2a.protocol.versions import V1
 from n8n_a2a.store import Change, TaskStore
 from n8n_a2a.store.memory import MemoryTaskStore
 
@@ -61,10 +63,13 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreFacto
 _serial = iter(range(1_000_000))
 
 
-def new_task(clock: Callable[[], datetime], context_id: str = "c-1") -> Task:
+def new_task(
+    clock: Callable[[], datetime], context_id: str = "c-1", owner: str | None = None
+) -> Task:
     task_id = f"t-{next(_serial)}"
     user = Message("m-1", Role.USER, (Part("hi"),), task_id, context_id)
-    return Task(task_id, context_id, TaskStatus(TaskState.SUBMITTED, clock()), (user,))
+    status = TaskStatus(TaskState.SUBMITTED, clock())
+    return Task(task_id, context_id, status, (user,), owner=owner)
 
 
 def answer(clock: Callable[[], datetime], text: str = "12 pallets") -> Change:
@@ -107,6 +112,80 @@ async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory
     )
     assert done.task.version == 3
     assert await store.get(task.id) == done.task
+
+
+async def waiting(store: TaskStore, clock: Callable[[], datetime]) -> Task:
+    """A task whose workflow asked a question: in input-required."""
+    task = new_task(clock)
+    await store.create(task)
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    question = Message("m-q", Role.AGENT, (Part("Which item?"),))
+    asked = await store.move(
+        task.id, working.task.version, Change(TaskState.INPUT_REQUIRED, clock(), question)
+    )
+    assert asked is not None
+    return asked.task
+
+
+async def test_a_next_turn_joins_the_history_in_order(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    asked = await waiting(store, clock)
+    assert [m.parts[0].text for m in asked.history] == ["hi", "Which item?"]
+    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
+    turn = Change(TaskState.SUBMITTED, clock(), history=(reply,))
+    submitted = await store.move(asked.id, asked.version, turn)
+    assert submitted is not None
+    # The caller's message joins the history; the status carries no message of its own.
+    assert submitted.task.history == (*asked.history, reply)
+    assert submitted.task.status.message is None
+    assert submitted.events == (
+        StatusUpdate(asked.id, "c-1", submitted.task.status, asked.version + 1),
+    )
+    working = await store.move(asked.id, submitted.task.version, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    done = await store.move(asked.id, working.task.version, answer(clock))
+    assert done is not None
+    assert [(m.role, m.parts[0].text) for m in done.task.history] == [
+        (Role.USER, "hi"),
+        (Role.AGENT, "Which item?"),
+        (Role.USER, "flour"),
+        (Role.AGENT, "12 pallets"),
+    ]
+    assert [m.parts[0].text for m in done.task.with_history_length(2).history] == [
+        "flour",
+        "12 pallets",
+    ]
+
+
+async def test_a_task_waiting_for_input_outlives_the_time_to_live(
+    make_store: StoreFactory,
+) -> None:
+    clock = Ticking()
+    store = make_store(ttl_seconds=10, clock=clock)
+    asked = await waiting(store, clock)
+    done = await finished(store, clock)
+    clock.now += timedelta(seconds=30)
+    await store.expire()
+    assert (await store.get(asked.id)).status.state is TaskState.INPUT_REQUIRED
+    with pytest.raises(A2AError):
+        await store.get(done)
+
+
+async def test_a_task_waiting_for_input_counts_toward_the_memory_bound() -> None:
+    clock = Ticking()
+    store = MemoryTaskStore(max_tasks=2, ttl_seconds=10, clock=clock)
+    await waiting(store, clock)
+    await finished(store, clock)
+    clock.now += timedelta(seconds=30)
+    await store.create(new_task(clock))
+    with pytest.raises(A2AError) as raised:
+        await store.create(new_task(clock))
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "waiting for input" in raised.value.message
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
+    assert "ADAPTER_INPUT_TTL" in raised.value.message
 
 
 async def test_a_move_from_an_old_version_changes_nothing(make_store: StoreFactory) -> None:
@@ -165,7 +244,7 @@ async def test_a_full_memory_store_evicts_the_oldest_finished_first() -> None:
     await store.create(running)
     first, second = await finished(store, clock), await finished(store, clock)
     third = await finished(store, clock)
-    held = {t.id for t in (await store.list(ListTasks())).tasks}
+    held = {t.id for t in (await store.list(ListTasks(), None)).tasks}
     assert held == {running.id, second, third}
     with pytest.raises(A2AError):
         await store.get(first)
@@ -188,14 +267,14 @@ async def test_list_filters_and_pages_newest_first(make_store: StoreFactory) -> 
     ids = [await finished(store, clock) for _ in range(3)]
     other = new_task(clock, context_id="c-2")
     await store.create(other)
-    page = await store.list(ListTasks(context_id="c-1", page_size=2))
+    page = await store.list(ListTasks(context_id="c-1", page_size=2), None)
     assert [t.id for t in page.tasks] == ids[:0:-1]
     assert page.total_size == 3
     assert page.tasks[0].artifacts == ()  # only with includeArtifacts
-    rest = await store.list(ListTasks(context_id="c-1", page_token=page.next_page_token))
+    rest = await store.list(ListTasks(context_id="c-1", page_token=page.next_page_token), None)
     assert [t.id for t in rest.tasks] == ids[:1]
     assert rest.next_page_token == ""
-    waiting = await store.list(ListTasks(state=TaskState.SUBMITTED, history_length=0))
+    waiting = await store.list(ListTasks(state=TaskState.SUBMITTED, history_length=0), None)
     assert [(t.id, t.history) for t in waiting.tasks] == [(other.id, ())]
 
 
@@ -206,18 +285,85 @@ async def test_list_pages_survive_an_expiry_between_pages(make_store: StoreFacto
     for _ in range(5):  # one every 100 s
         ids.append(await finished(store, clock))
         clock.now += timedelta(seconds=100)
-    page = await store.list(ListTasks(page_size=2))
+    page = await store.list(ListTasks(page_size=2), None)
     assert [t.id for t in page.tasks] == ids[:2:-1]
     assert page.total_size == 5
     clock.now += timedelta(seconds=80)
     await store.expire()  # the two oldest, more than 450 s ago now
-    rest = await store.list(ListTasks(page_size=10, page_token=page.next_page_token))
+    rest = await store.list(ListTasks(page_size=10, page_token=page.next_page_token), None)
     assert [t.id for t in rest.tasks] == [ids[2]]
     assert rest.total_size == 3
+
+
+async def test_a_task_keeps_its_owner_through_every_move(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    task = new_task(clock, owner="token:alice")
+    await store.create(task)
+    assert (await store.get(task.id)).owner == "token:alice"
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None and working.task.owner == "token:alice"
+    done = await store.move(task.id, working.task.version, answer(clock))
+    assert done is not None and done.task.owner == "token:alice"
+    assert (await store.get(task.id)).owner == "token:alice"
+
+
+async def test_list_shows_only_the_owners_tasks(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock)
+    mine: dict[str | None, list[str]] = {"alice": [], "bob": [], None: []}
+    for owner in ["alice", "bob", None, "alice", "bob", "alice"]:
+        task = new_task(clock, owner=owner)
+        await store.create(task)
+        mine[owner].insert(0, task.id)
+    for owner, ids in mine.items():
+        first = await store.list(ListTasks(page_size=2), owner)
+        assert first.total_size == len(ids)  # not even the count shows the others'
+        rest = await store.list(ListTasks(page_token=first.next_page_token or None), owner)
+        shown = [t.id for t in first.tasks]
+        if first.next_page_token:
+            shown += [t.id for t in rest.tasks]
+        assert shown == ids, owner
+    assert (await store.list(ListTasks(), "carol")).tasks == ()
+    assert (await store.list(ListTasks(context_id="c-1"), "carol")).total_size == 0
 
 
 @pytest.mark.parametrize("token", ["not base64!", "bm9waXBl", "MjAyMC0wMS0wMXx4"])
 async def test_a_foreign_page_token_is_invalid_params(make_store: StoreFactory, token: str) -> None:
     with pytest.raises(A2AError) as raised:
-        await make_store().list(ListTasks(page_token=token))
+        await make_store().list(ListTasks(page_token=token), None)
     assert raised.value.code is ErrorCode.INVALID_PARAMS
+
+
+async def big_tasks(store: TaskStore, clock: Callable[[], datetime], count: int) -> list[str]:
+    return [await finished(store, clock, f"{n:04d}" + "z" * 20_000) for n in range(count)]
+
+
+async def test_a_page_is_bounded_in_bytes_and_its_token_goes_on(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock, max_page_bytes=200_000)
+    ids = await big_tasks(store, clock, 30)
+    seen: list[str] = []
+    token = None
+    while True:
+        query = ListTasks(page_size=100, page_token=token, include_artifacts=True)
+        page = await store.list(query, None)
+        assert 0 < len(page.tasks) < 30 and page.total_size == 30
+        # The estimate errs on the large side: an encoded page stays within the budget.
+        encoded = json.dumps(V1.encode_page(page), ensure_ascii=False).encode()
+        assert len(encoded) <= 200_000
+        seen += [task.id for task in page.tasks]
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == ids[::-1]
+
+
+async def test_a_page_holds_at_least_one_task_however_big(make_store: StoreFactory) -> None:
+    clock = Ticking()
+    store = make_store(clock=clock, max_page_bytes=1000)
+    ids = await big_tasks(store, clock, 2)
+    first = await store.list(ListTasks(page_size=100), None)
+    assert [task.id for task in first.tasks] == [ids[1]]
+    rest = await store.list(ListTasks(page_size=100, page_token=first.next_page_token), None)
+    assert [task.id for task in rest.tasks] == [ids[0]] and rest.next_page_token == ""

@@ -7,6 +7,8 @@
 //   node drive.mjs BASE_URL TOKEN MODE cancel ANSWER_TEXT HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE stream TEXT...
 //   node drive.mjs BASE_URL TOKEN MODE subscribe HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
+//   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
@@ -129,10 +131,12 @@ const message = (text) => ({
   parts: [{ content: { $case: "text", value: text } }],
 });
 
-async function send(client, text, { blocking = true } = {}) {
+async function send(client, text, { blocking = true, push = undefined } = {}) {
+  const configuration = { returnImmediately: !blocking };
+  if (push) configuration.taskPushNotificationConfig = push;
   const result = await client.sendMessage({
     message: message(text),
-    configuration: { returnImmediately: !blocking },
+    configuration,
   });
   // A Task has `status`; a Message (which this agent never sends) does not.
   if (!result?.status) throw new Error(`expected a task, got ${JSON.stringify(result)}`);
@@ -181,26 +185,102 @@ async function subscribe(client, [holdText]) {
   };
 }
 
-const SCENARIOS = { conversation, cancel, stream: streamed, subscribe };
+async function ids(call) {
+  try {
+    return { ids: (await call).tasks.map((t) => t.id) };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+// Another caller's attempts on the first caller's tasks, and on an unknown id, then the
+// first caller again with a refreshed token.
+async function isolation(client, [otherToken, refreshedToken, answerText, holdText], makeClient) {
+  const sent = await send(client, answerText);
+  const held = await send(client, holdText, { blocking: false });
+  const other = await makeClient(otherToken);
+  const unknown = randomUUID();
+  const attempts = {};
+  for (const [name, id] of [["sent", sent.id], ["held", held.id], ["unknown", unknown]]) {
+    attempts[name] = {
+      get: await outcome(other.getTask({ id })),
+      cancel: await outcome(other.cancelTask({ id })),
+      subscribe: await stream(other.resubscribeTask({ id })),
+    };
+  }
+  const refreshed = await makeClient(refreshedToken);
+  return {
+    sent: task(sent),
+    held: task(held),
+    unknown,
+    other: attempts,
+    // status 0 (unspecified) spelled out: the SDK writes an absent enum as "UNRECOGNIZED".
+    otherList: await ids(other.listTasks({ status: 0 })),
+    ownList: await ids(refreshed.listTasks({ status: 0 })),
+    refreshedGet: await outcome(refreshed.getTask({ id: held.id })),
+    refreshedCancel: await outcome(refreshed.cancelTask({ id: held.id })),
+  };
+}
+
+const config = (c) => ({ taskId: c.taskId, id: c.id, url: c.url, token: c.token });
+
+async function configOutcome(call) {
+  try {
+    return { config: config(await call) };
+  } catch (e) {
+    return { error: error(e) };
+  }
+}
+
+// Inline configs on sends (a receiver that answers, one that answers 503 twice first, one
+// that never answers), then the four config methods on the first task, then configs the
+// adapter must refuse.
+async function push(client, [text, token, okUrl, flakyUrl, deadUrl, ...refusedUrls]) {
+  const sent = await outcome(send(client, text, { push: { url: okUrl, token } }));
+  const flaky = await outcome(send(client, text, { push: { url: flakyUrl, token } }));
+  const started = Date.now();
+  const dead = await outcome(send(client, text, { push: { url: deadUrl, token } }));
+  const deadMs = Date.now() - started;
+  const taskId = sent.task?.id ?? "";
+  const named = { taskId, id: "bridge" };
+  const created = await configOutcome(
+    client.createTaskPushNotificationConfig({ ...named, url: okUrl, token })
+  );
+  const got = await configOutcome(client.getTaskPushNotificationConfig(named));
+  const listed = (await client.listTaskPushNotificationConfig({ taskId })).configs.map(config);
+  await client.deleteTaskPushNotificationConfig(named);
+  await client.deleteTaskPushNotificationConfig(named);
+  const afterDelete = await configOutcome(client.getTaskPushNotificationConfig(named));
+  const refused = {};
+  for (const url of refusedUrls) {
+    refused[url] = await configOutcome(client.createTaskPushNotificationConfig({ taskId, url }));
+  }
+  return { sent, flaky, dead, deadMs, created, got, listed, afterDelete, refused };
+}
+
+const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push };
 
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);
-  const fetchImpl = (input, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("Authorization", `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
   const legacy = mode.startsWith("legacyCompat") ? { legacyCompat: { enabled: true } } : {};
-  const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
-    cardResolver: resolver,
-  });
-  const card = await resolver.resolve(baseUrl);
-  if (mode === "legacyCompat-v0.3") {
-    card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
-  }
-  const client = await factory.createFromAgentCard(card);
+  const makeClient = async (bearer) => {
+    const fetchImpl = (input, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set("Authorization", `Bearer ${bearer}`);
+      return fetch(input, { ...init, headers });
+    };
+    const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
+      cardResolver: resolver,
+    });
+    const card = await resolver.resolve(baseUrl);
+    if (mode === "legacyCompat-v0.3") {
+      card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
+    }
+    return factory.createFromAgentCard(card);
+  };
+  const client = await makeClient(token);
   // The SDK exports no ./package.json: read the installed one beside this copy.
   const sdk = new URL("./node_modules/@a2a-js/sdk/package.json", import.meta.url);
   const result = {
@@ -209,7 +289,7 @@ async function main() {
     runtime: `Node ${process.version}`,
     transport: client.transport.constructor.name,
     protocolVersion: client.protocolVersion,
-    ...(await SCENARIOS[scenario](client, args)),
+    ...(await SCENARIOS[scenario](client, args, makeClient)),
   };
   process.stdout.write(JSON.stringify(result) + "\n");
 }

@@ -1,0 +1,208 @@
+"""One POST of one update to one receiver, and what its answer means for a retry.
+
+Its own httpx client, never the webhook's: no redirects (a 3xx is the receiver's final
+word), no proxies from the environment, the system's trust store, and no connection
+kept: each POST connects to an address the guard has just judged, with the URL's host
+name kept for the Host header and TLS (SNI and the certificate check). One deadline
+bounds each attempt, lookup included.
+"""
+
+from __future__ import annotations
+
+import enum
+import ssl
+import typing
+from dataclasses import dataclass
+from types import TracebackType
+
+import httpcore
+import httpx
+import trio
+
+from .. import __version__
+from ..protocol.push import AllowList
+from ..webhook_pool import httpx_errors
+from .guard import Refused, Resolve, destination, system_resolve
+
+#: Seconds one attempt may take in all: the spec recommends 10 to 30.
+ATTEMPT_TIMEOUT = 10.0
+# Statuses worth another attempt: the receiver is busy or broken for now.
+_RETRIED = frozenset({408, 429})
+
+
+class Answer(enum.Enum):
+    DELIVERED = "delivered"
+    RETRY = "retry"  # no answer, or one that asks to come back: try again later
+    REJECTED = "rejected"  # the receiver said no (4xx, or a redirect): never again
+    BLOCKED = "blocked"  # the policy refuses where the URL leads: not attempted
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    answer: Answer
+    #: What happened, for the log: a status line or an error. Never a header or the body.
+    detail: str
+    status: int | None = None
+
+
+class _OneConnectionEach(httpx.AsyncBaseTransport):
+    """A new connection for every POST, closed with its answer.
+
+    No pool: a connection is never handed to another name on the same address (TLS
+    checked against one name must not carry another's update), no receiver waits for a
+    connection that another one holds, and a POST costs the same however many are under
+    way (httpcore's pool walks every connection it holds on each request and each
+    answer: with a few hundred receivers that never answer, that was most of the CPU).
+    """
+
+    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        self._ssl_context = ssl_context
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        port = url.port or (443 if url.scheme == "https" else 80)
+        connection = httpcore.AsyncHTTPConnection(
+            httpcore.Origin(url.raw_scheme, url.raw_host, port), ssl_context=self._ssl_context
+        )
+        assert isinstance(request.stream, typing.AsyncIterable)
+        try:
+            with httpx_errors():
+                answer = await connection.handle_async_request(
+                    httpcore.Request(
+                        request.method,
+                        httpcore.URL(
+                            scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
+                        ),
+                        headers=request.headers.raw,
+                        content=request.stream,
+                        extensions=request.extensions,
+                    )
+                )
+        except BaseException:
+            await _close(connection)
+            raise
+        return httpx.Response(
+            answer.status,
+            headers=answer.headers,
+            stream=_ClosingWithConnection(answer, connection),
+            extensions=answer.extensions,
+        )
+
+
+class _ClosingWithConnection(httpx.AsyncByteStream):
+    """An answer's body (never read by the sender) that closes its connection with it."""
+
+    def __init__(self, answer: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
+        self._answer = answer
+        self._connection = connection
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        with httpx_errors():
+            async for part in self._answer.aiter_stream():
+                yield part
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True), httpx_errors():
+            try:
+                await self._answer.aclose()
+            finally:
+                await self._connection.aclose()
+
+
+async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+    with trio.CancelScope(shield=True):
+        await connection.aclose()
+
+
+class PushSender:
+    """POSTs updates to receivers; use as an async context manager."""
+
+    def __init__(
+        self,
+        allow: AllowList,
+        *,
+        resolve: Resolve = system_resolve,
+        timeout: float = ATTEMPT_TIMEOUT,
+        ssl_context: ssl.SSLContext | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """`ssl_context` defaults to the system's trust store; `transport` replaces the
+        network (tests)."""
+        self._allow = allow
+        self._resolve = resolve
+        self._timeout = timeout
+        self._client = httpx.AsyncClient(
+            transport=transport or _OneConnectionEach(ssl_context or ssl.create_default_context()),
+            follow_redirects=False,
+            timeout=httpx.Timeout(timeout),
+            trust_env=False,
+            headers={"User-Agent": f"n8n-a2a/{__version__}"},
+        )
+
+    async def __aenter__(self) -> PushSender:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._client.aclose()
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
+        """One attempt: look the host up, judge it, POST to the first address that connects."""
+        with trio.move_on_after(self._timeout):
+            try:
+                where = await destination(url, self._allow, self._resolve)
+            except Refused as refused:
+                return Attempt(Answer.BLOCKED, str(refused))
+            except OSError as error:
+                return Attempt(Answer.RETRY, f"the host does not resolve: {_describe(error)}")
+            host = where.url.raw_host.decode("ascii")
+            headers = {**headers, "Host": where.url.netloc.decode("ascii")}
+            # TLS checks the certificate against the name, not the address dialled.
+            extensions = {"sni_hostname": host} if where.url.scheme == "https" else {}
+            unreachable = ""
+            for address in where.addresses:
+                request = self._client.build_request(
+                    "POST",
+                    where.url.copy_with(host=str(address)),
+                    content=body,
+                    headers=headers,
+                    extensions=extensions,
+                )
+                try:
+                    # The body of the answer is never read: only its status counts.
+                    response = await self._client.send(request, stream=True)
+                    await response.aclose()
+                except httpx.ConnectError as error:
+                    unreachable = f"cannot connect to {address}: {_describe(error)}"
+                    continue
+                except httpx.HTTPError as error:
+                    return Attempt(Answer.RETRY, _describe(error))
+                return _judge(response)
+            return Attempt(Answer.RETRY, unreachable)
+        return Attempt(Answer.RETRY, f"no answer within {self._timeout:g} s")
+
+
+def _judge(response: httpx.Response) -> Attempt:
+    status = response.status_code
+    detail = f"HTTP {status}"
+    if 200 <= status < 300:
+        return Attempt(Answer.DELIVERED, detail, status)
+    if status in _RETRIED or status >= 500:
+        return Attempt(Answer.RETRY, detail, status)
+    if 300 <= status < 400:
+        # Not followed: it would carry the credentials to wherever it points.
+        return Attempt(Answer.REJECTED, f"{detail}, a redirect (not followed)", status)
+    return Attempt(Answer.REJECTED, detail, status)
+
+
+def _describe(error: BaseException) -> str:
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):  # httpx says only "ConnectError"
+            return f"TLS: {cause}"
+        cause = cause.__cause__ or cause.__context__
+    return str(error) or type(error).__name__

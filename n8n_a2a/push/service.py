@@ -1,0 +1,129 @@
+"""The push config methods and inline configs: check a config, store it, follow its task.
+
+The caller's right to see the task is judged before any of this, where GetTask judges
+it: a task the caller may not see is an unknown task here too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+import trio
+
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import Task
+from ..protocol.push import (
+    AllowList,
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushConfig,
+    PushConfigPage,
+)
+from ..store import TaskStore
+from . import PushConfigStore
+from .deliverer import Deliverer
+from .guard import Refused, Resolve, destination, system_resolve
+
+#: Seconds a config's host may take to resolve when the config is made. A name that does
+#: not resolve by then is taken: every delivery looks it up, and judges it, again.
+LOOKUP_TIMEOUT = 5.0
+
+
+class PushNotifications:
+    def __init__(
+        self,
+        configs: PushConfigStore,
+        deliverer: Deliverer,
+        tasks: TaskStore,
+        allow: AllowList,
+        *,
+        max_configs: int = 8,
+        resolve: Resolve = system_resolve,
+    ) -> None:
+        self._configs = configs
+        self._deliverer = deliverer
+        self._tasks = tasks
+        self._allow = allow
+        self._max_configs = max_configs
+        self._resolve = resolve
+
+    async def check(self, config: PushConfig) -> None:
+        """-32602 when the policy refuses where the config's URL leads (after a lookup)."""
+        try:
+            with trio.move_on_after(LOOKUP_TIMEOUT):
+                await destination(config.url, self._allow, self._resolve)
+        except Refused as refused:
+            raise A2AError.invalid_params(
+                f"The push notification URL is refused: {refused}"
+            ) from None
+        except OSError:
+            pass  # it does not resolve now: each delivery looks again
+
+    async def register(self, task: Task, config: PushConfig) -> PushConfig:
+        """An inline config, checked already, for a new task that has had no event yet."""
+        registered = config.for_task(task.id)
+        await self._hold(registered)
+        self._deliverer.follow(registered)
+        return registered
+
+    async def create(self, operation: CreatePushConfig) -> PushConfig:
+        config = operation.config
+        await self.check(config)
+        await self._hold(config)
+        self._deliverer.follow(config)
+        # Look after following, so that an end in between is not missed: on a task that
+        # has ended, the route ends at once and the config stays to be read.
+        try:
+            ended = (await self._tasks.get(config.task_id)).status.state.is_terminal
+        except A2AError:
+            ended = True  # no longer held: it ended a while ago
+        if ended:
+            self._deliverer.task_ended(config.task_id)
+        return config
+
+    async def get(self, operation: GetPushConfig) -> PushConfig:
+        config = await self._configs.get(operation.task_id, operation.config_id)
+        if config is None:
+            raise A2AError(
+                ErrorCode.TASK_NOT_FOUND,
+                f"Push notification config {operation.config_id!r} not found for task "
+                f"{operation.task_id}",
+            )
+        return config
+
+    async def list(self, operation: ListPushConfigs) -> PushConfigPage:
+        configs = await self._configs.list(operation.task_id)
+        start = _offset(operation.page_token) if operation.page_token else 0
+        end = len(configs) if operation.page_size is None else start + operation.page_size
+        more = end < len(configs)
+        return PushConfigPage(configs[start:end], _page_token(end) if more else "")
+
+    async def delete(self, operation: DeletePushConfig) -> None:
+        """Idempotent: deleting a config that is not there is no error."""
+        self._deliverer.unfollow(operation.task_id, operation.config_id)
+        await self._configs.delete(operation.task_id, operation.config_id)
+
+    async def _hold(self, config: PushConfig) -> None:
+        if not await self._configs.put(config, self._max_configs):
+            raise A2AError.invalid_params(
+                f"Task {config.task_id} has {self._max_configs} push notification configs "
+                "already (ADAPTER_PUSH_MAX_CONFIGS); delete one, or give the id of one to "
+                "replace it"
+            )
+
+
+def _page_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"push-configs:{offset}".encode()).decode()
+
+
+def _offset(token: str) -> int:
+    try:
+        prefix, _, offset = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+    except (binascii.Error, UnicodeError, ValueError):
+        prefix, offset = "", ""
+    if prefix != "push-configs" or not offset.isascii() or not offset.isdigit():
+        raise A2AError.invalid_params("params.pageToken is not a token this agent gave")
+    return int(offset)

@@ -1,0 +1,104 @@
+"""Helpers several test modules share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import trio
+
+from n8n_a2a.protocol.model import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from n8n_a2a.protocol.push import IPAddress
+from n8n_a2a.push.sender import Answer, Attempt
+from n8n_a2a.store import Change
+from n8n_a2a.store.memory import MemoryTaskEvents, MemoryTaskStore
+
+MOMENT = datetime(2026, 11, 29, 18, 34, 32, tzinfo=UTC)
+
+
+class Resolver:
+    """A resolver that answers from a table and notes what it was asked."""
+
+    def __init__(self, table: Mapping[str, Sequence[IPAddress]]) -> None:
+        self.table = table
+        self.asked: list[tuple[str, int]] = []
+
+    async def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+        self.asked.append((host, port))
+        if host not in self.table:
+            raise OSError(f"[Errno -2] Name or service not known: {host}")
+        return self.table[host]
+
+
+class Board:
+    """Tasks in a memory store, moved by hand, their events published as the executor does."""
+
+    def __init__(self) -> None:
+        self.store = MemoryTaskStore()
+        self.events = MemoryTaskEvents()
+
+    async def new(self, task_id: str) -> Task:
+        user = Message(f"m-{task_id}", Role.USER, (Part("hi"),), task_id, "c-1")
+        task = Task(task_id, "c-1", TaskStatus(TaskState.SUBMITTED, MOMENT), history=(user,))
+        await self.store.create(task)
+        return task
+
+    async def move(self, task_id: str, state: TaskState, *, answer: str | None = None) -> Task:
+        """Move the task; with an answer, its artifact comes first (two events), as at the end."""
+        task = await self.store.get(task_id)
+        reply = Message(f"r-{task.version}", Role.AGENT, (Part(answer or state.value),), task_id)
+        artifact = Artifact("a-1", "answer", (Part(answer),)) if answer else None
+        change = Change(state, MOMENT, message=reply, artifact=artifact)
+        moved = await self.store.move(task_id, task.version, change)
+        assert moved is not None
+        for event in moved.events:
+            self.events.publish(event)
+        return moved.task
+
+    def announce(self, task_id: str, state: TaskState, sequence: int) -> None:
+        """Publish a status update the store never made: any state, in any order (the
+        deliverer of a v1.0 config reads nothing but the events)."""
+        self.events.publish(StatusUpdate(task_id, "c-1", TaskStatus(state, MOMENT), sequence))
+
+
+@dataclass
+class Post:
+    url: str
+    body: bytes
+    headers: dict[str, str]
+    at: float
+
+
+@dataclass
+class ScriptedSender:
+    """Answers each POST with the next of `answers` (DELIVERED once they run out); a URL in
+    `holding` is not answered until `release`."""
+
+    answers: list[Answer] = field(default_factory=list)
+    holding: set[str] = field(default_factory=set)
+    posts: list[Post] = field(default_factory=list)
+    _released: trio.Event = field(default_factory=trio.Event)
+
+    def release(self) -> None:
+        self.holding.clear()
+        self._released.set()
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
+        self.posts.append(Post(url, body, headers, trio.current_time()))
+        if url in self.holding:
+            await self._released.wait()
+        answer = self.answers.pop(0) if self.answers else Answer.DELIVERED
+        return Attempt(answer, f"scripted {answer.value}")
+
+    def to(self, url: str) -> list[Post]:
+        return [post for post in self.posts if post.url == url]

@@ -1,0 +1,50 @@
+"""The adapter's memory under the worst a caller or a workflow can send, as peak RSS.
+
+Each case runs in a fresh process (memory_probe.py), so that the peak is its own. The
+bounds are generous, several times what the bounded adapter needs; an adapter that
+keeps whole messages, builds whole pages or inflates whole replies goes far past them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.integration.memory_probe import MESSAGES
+
+MIB = 1024  # ru_maxrss counts KiB
+ROOT = Path(__file__).parents[2]
+
+
+def probe(scenario: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.integration.memory_probe", scenario],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_big_messages_and_a_full_page_of_them_stay_bounded() -> None:
+    report = probe("tasks")
+    # 64 messages of 1 MB, each answered with 1 MB: kept whole, that is 2 MB a task.
+    assert report["messages_kib"] - report["before_kib"] < 96 * MIB, report
+    # One page of pageSize 100 over them, four at once: about 1 MB each, not 100 tasks'.
+    assert report["answer_bytes"] < 2 * 1024 * 1024, report
+    assert 0 < report["listed"] < MESSAGES and report["next_page"], report
+    assert report["after_kib"] - report["messages_kib"] < 32 * MIB, report
+
+
+def test_gzip_bombs_inflate_no_further_than_the_read_limit() -> None:
+    report = probe("gzip")
+    # 16 replies that would decode to 1 GiB each, at once: each is read to 1 MiB.
+    assert report["after_kib"] - report["before_kib"] < 80 * MIB, report
+    [reason] = report["reasons"]
+    assert "larger than the adapter reads" in reason, report

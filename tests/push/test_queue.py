@@ -1,0 +1,98 @@
+"""The per-receiver queue: bounded, in order, status updates coalescing, the end always kept."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from n8n_a2a.protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Part,
+    StatusUpdate,
+    TaskEvent,
+    TaskState,
+    TaskStatus,
+)
+from n8n_a2a.push.queue import Pending, UpdateQueue
+
+MOMENT = datetime(2026, 11, 29, tzinfo=UTC)
+
+
+def status(sequence: int, state: TaskState = TaskState.WORKING) -> Pending:
+    return Pending(StatusUpdate("t", "c", TaskStatus(state, MOMENT), sequence), float(sequence))
+
+
+def artifact(sequence: int) -> Pending:
+    answer = Artifact(f"a-{sequence}", "answer", (Part("x"),))
+    return Pending(ArtifactUpdate("t", "c", answer, sequence), float(sequence))
+
+
+def drained(queue: UpdateQueue) -> list[TaskEvent]:
+    events = []
+    while (pending := queue.take()) is not None:
+        events.append(pending.event)
+    return events
+
+
+def sequences(events: list[TaskEvent]) -> list[int]:
+    return [event.sequence for event in events]
+
+
+def test_below_its_limit_it_keeps_everything_in_order() -> None:
+    queue = UpdateQueue(limit=4)
+    for pending in (status(1), artifact(2), status(3)):
+        assert queue.put(pending) == []
+    assert len(queue) == 3
+    assert sequences(drained(queue)) == [1, 2, 3]
+    assert queue.take() is None
+
+
+def test_when_full_the_oldest_of_two_status_updates_side_by_side_goes() -> None:
+    queue = UpdateQueue(limit=3)
+    for pending in (artifact(1), status(2), status(3)):
+        queue.put(pending)
+    [out] = queue.put(status(4))
+    assert out.event.sequence == 2
+    assert sequences(drained(queue)) == [1, 3, 4]
+
+
+def test_a_newcomer_coalesces_with_the_last_status_update() -> None:
+    queue = UpdateQueue(limit=3)
+    for pending in (status(1), artifact(2), status(3)):
+        queue.put(pending)
+    [out] = queue.put(status(4))
+    assert out.event.sequence == 3
+    assert sequences(drained(queue)) == [1, 2, 4]
+
+
+def test_without_status_updates_to_coalesce_the_oldest_goes() -> None:
+    queue = UpdateQueue(limit=2)
+    queue.put(artifact(1))
+    queue.put(artifact(2))
+    [out] = queue.put(artifact(3))
+    assert out.event.sequence == 1
+    assert sequences(drained(queue)) == [2, 3]
+
+
+def test_a_long_run_behind_a_dead_receiver_stays_bounded_and_ends_with_the_terminal() -> None:
+    queue = UpdateQueue(limit=4)
+    lost = 0
+    states = [TaskState.WORKING, TaskState.INPUT_REQUIRED] * 50
+    for sequence, state in enumerate(states, start=1):
+        lost += len(queue.put(status(sequence, state)))
+        assert len(queue) <= 4
+    lost += len(queue.put(artifact(101)))
+    lost += len(queue.put(status(102, TaskState.COMPLETED)))
+    events = drained(queue)
+    assert len(events) == 4
+    assert lost == 100 + 2 - 4
+    assert isinstance(events[-1], StatusUpdate)
+    assert events[-1].status.state is TaskState.COMPLETED
+    assert sequences(events) == sorted(sequences(events))  # never reordered
+
+
+def test_a_queue_holds_two_updates_at_least() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        UpdateQueue(limit=1)

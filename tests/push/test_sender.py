@@ -1,0 +1,201 @@
+"""One POST to a receiver: to the address the guard judged, the name kept for Host and TLS,
+no redirect followed, one deadline, and what each answer means for a retry."""
+
+from __future__ import annotations
+
+import ipaddress
+import ssl
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import pytest
+import trio
+import trustme
+
+from n8n_a2a.protocol.push import AllowList, IPAddress
+from n8n_a2a.push.sender import Answer, PushSender
+from tests.helpers import Resolver
+from tests.push_receiver import PushReceiver, start_push_receiver
+
+LOOPBACK = AllowList.parse("127.0.0.1")
+SECOND_LOOPBACK = ipaddress.ip_address("127.0.0.2")
+
+
+async def post(url: str, allow: AllowList = LOOPBACK, **options: Any) -> Any:
+    async with PushSender(allow, **options) as sender:
+        return await sender.post(url, b'{"statusUpdate":{}}', {"Content-Type": "application/json"})
+
+
+@pytest.fixture
+async def receiver(nursery: trio.Nursery) -> PushReceiver:
+    return await start_push_receiver(nursery)
+
+
+@pytest.mark.parametrize(
+    ("status", "answer"),
+    [
+        (200, Answer.DELIVERED),
+        (204, Answer.DELIVERED),
+        (408, Answer.RETRY),
+        (429, Answer.RETRY),
+        (500, Answer.RETRY),
+        (503, Answer.RETRY),
+        (400, Answer.REJECTED),
+        (401, Answer.REJECTED),
+        (404, Answer.REJECTED),
+        (410, Answer.REJECTED),
+    ],
+)
+async def test_what_each_answer_means(receiver: PushReceiver, status: int, answer: Answer) -> None:
+    receiver.statuses = [status]
+    attempt = await post(receiver.url)
+    assert (attempt.answer, attempt.status, attempt.detail) == (answer, status, f"HTTP {status}")
+    [delivery] = receiver.received
+    assert delivery.path == "/hook"
+    assert delivery.body == b'{"statusUpdate":{}}'
+    assert delivery.headers["user-agent"].startswith("n8n-a2a/")
+
+
+async def test_a_redirect_is_not_followed(receiver: PushReceiver) -> None:
+    receiver.statuses = [307]
+    receiver.location = receiver.url + "/elsewhere"
+    attempt = await post(receiver.url)
+    assert attempt.answer is Answer.REJECTED
+    assert "redirect (not followed)" in attempt.detail
+    assert [d.path for d in receiver.received] == ["/hook"]
+
+
+async def test_a_receiver_that_never_answers_costs_one_timeout(receiver: PushReceiver) -> None:
+    receiver.hold = True
+    started = trio.current_time()
+    attempt = await post(receiver.url, timeout=0.3)
+    assert attempt.answer is Answer.RETRY
+    assert attempt.detail == "no answer within 0.3 s"
+    assert trio.current_time() - started < 5
+
+
+async def test_nobody_listening_is_a_retry() -> None:
+    with trio.socket.socket() as probe:
+        await probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    attempt = await post(f"http://127.0.0.1:{port}/hook")
+    assert attempt.answer is Answer.RETRY
+    assert "cannot connect to 127.0.0.1" in attempt.detail
+
+
+async def test_a_refused_address_is_never_attempted(receiver: PushReceiver) -> None:
+    attempt = await post(receiver.url, allow=AllowList())
+    assert attempt.answer is Answer.BLOCKED
+    assert "127.0.0.1 is a loopback address" in attempt.detail
+    assert "ADAPTER_PUSH_ALLOW_HOSTS" in attempt.detail
+    assert receiver.received == []
+
+
+async def test_a_name_that_does_not_resolve_is_a_retry() -> None:
+    attempt = await post("http://nowhere.invalid/hook", resolve=Resolver({}))
+    assert attempt.answer is Answer.RETRY
+    assert "does not resolve" in attempt.detail
+
+
+async def test_the_post_goes_to_the_judged_address_with_the_name_as_host(
+    nursery: trio.Nursery,
+) -> None:
+    # The system cannot resolve this name: only the guard's resolver can, so a delivery
+    # proves that the POST went to the address judged, never to a lookup of its own.
+    elsewhere = await start_push_receiver(nursery, host="127.0.0.1")
+    judged = await start_push_receiver(nursery, host="127.0.0.2", port=elsewhere.port)
+    resolve = Resolver({"bridge.test": [SECOND_LOOPBACK]})
+    url = f"http://bridge.test:{judged.port}/hook"
+    attempt = await post(url, allow=AllowList.parse("bridge.test"), resolve=resolve)
+    assert attempt.answer is Answer.DELIVERED
+    [delivery] = judged.received
+    assert delivery.headers["host"] == f"bridge.test:{judged.port}"
+    assert elsewhere.received == []
+    assert resolve.asked == [("bridge.test", judged.port)]
+
+
+class Rebinding(Resolver):
+    """The first lookup says a public address, every later one loopback (DNS rebinding)."""
+
+    async def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+        self.asked.append((host, port))
+        first = len(self.asked) == 1
+        return [ipaddress.ip_address("93.184.215.14" if first else "127.0.0.1")]
+
+
+async def test_every_attempt_looks_up_and_judges_again_and_dials_what_it_judged() -> None:
+    dialled: list[httpx.Request] = []
+
+    def network(request: httpx.Request) -> httpx.Response:
+        dialled.append(request)
+        return httpx.Response(503)
+
+    resolve = Rebinding({})
+    async with PushSender(
+        AllowList(), resolve=resolve, transport=httpx.MockTransport(network)
+    ) as sender:
+        first = await sender.post("https://rebind.test/hook", b"{}", {})
+        second = await sender.post("https://rebind.test/hook", b"{}", {})
+    assert first.answer is Answer.RETRY
+    assert second.answer is Answer.BLOCKED  # now it leads to loopback: not attempted
+    [request] = dialled
+    assert request.url.host == "93.184.215.14"
+    assert request.headers["host"] == "rebind.test"
+    assert request.extensions["sni_hostname"] == "rebind.test"
+    assert len(resolve.asked) == 2
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+async def tls_receiver(
+    nursery: trio.Nursery, authority: trustme.CA, tmp_path: Any, name: str
+) -> PushReceiver:
+    certificate = authority.issue_cert(name)
+    cert_file, key_file = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    certificate.private_key_pem.write_to_path(str(key_file))
+    return await start_push_receiver(
+        nursery, host="127.0.0.2", certfile=str(cert_file), keyfile=str(key_file)
+    )
+
+
+@pytest.mark.parametrize(
+    ("certified", "answer"), [("bridge.test", Answer.DELIVERED), ("other.test", Answer.RETRY)]
+)
+async def test_tls_checks_the_certificate_against_the_name_not_the_address(
+    nursery: trio.Nursery, authority: trustme.CA, tmp_path: Any, certified: str, answer: Answer
+) -> None:
+    receiver = await tls_receiver(nursery, authority, tmp_path, certified)
+    context = ssl.create_default_context()
+    authority.configure_trust(context)
+    attempt = await post(
+        f"https://bridge.test:{receiver.port}/hook",
+        allow=AllowList.parse("bridge.test"),
+        resolve=Resolver({"bridge.test": [SECOND_LOOPBACK]}),
+        ssl_context=context,
+    )
+    assert attempt.answer is answer
+    assert len(receiver.received) == (1 if answer is Answer.DELIVERED else 0)
+    if answer is Answer.RETRY:
+        assert "certificate" in attempt.detail.lower()
+
+
+async def test_receivers_that_never_answer_hold_no_connection_another_one_needs(
+    nursery: trio.Nursery, receiver: PushReceiver
+) -> None:
+    # httpx's default limits allow 100 connections for all hosts together: the 101st POST
+    # would wait for one of the dead ones to time out.
+    dead = await start_push_receiver(nursery)
+    dead.hold = True
+    async with PushSender(LOOPBACK, timeout=30.0) as sender, trio.open_nursery() as posts:
+        for _ in range(110):
+            posts.start_soon(sender.post, dead.url, b"{}", {})
+        with trio.fail_after(10):
+            await dead.wait_held(110)
+            attempt = await sender.post(receiver.url, b"{}", {})
+        assert attempt.answer is Answer.DELIVERED
+        posts.cancel_scope.cancel()

@@ -1,0 +1,147 @@
+"""The push config methods behind the JSON-RPC ones: check, hold, follow, page, forget."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import TaskState
+from n8n_a2a.protocol.push import (
+    AllowList,
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushConfig,
+)
+from n8n_a2a.push.deliverer import Deliverer
+from n8n_a2a.push.memory import MemoryPushConfigStore
+from n8n_a2a.push.service import PushNotifications
+from tests.helpers import Board, Resolver, ScriptedSender
+
+PUBLIC = ipaddress.ip_address("93.184.215.14")
+RESOLVER = {"bridge.example": [PUBLIC], "inside.example": [ipaddress.ip_address("10.1.1.1")]}
+
+
+@asynccontextmanager
+async def service(
+    board: Board, sender: ScriptedSender | None = None, **options: Any
+) -> AsyncIterator[PushNotifications]:
+    configs = MemoryPushConfigStore()
+    deliverer = Deliverer(sender or ScriptedSender(), board.store, configs)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(deliverer.run, board.events)
+        yield PushNotifications(
+            configs, deliverer, board.store, AllowList(), resolve=Resolver(RESOLVER), **options
+        )
+        nursery.cancel_scope.cancel()
+
+
+def config(config_id: str, url: str = "https://bridge.example/hook") -> PushConfig:
+    return PushConfig("t-1", config_id, url)
+
+
+async def test_a_config_on_a_finished_task_is_held_to_be_read() -> None:
+    board = Board()
+    await board.new("t-1")
+    await board.move("t-1", TaskState.WORKING)
+    await board.move("t-1", TaskState.COMPLETED, answer="done")
+    sender = ScriptedSender()
+    async with service(board, sender) as push:
+        created = await push.create(CreatePushConfig(config("c-1")))
+        await trio.testing.wait_all_tasks_blocked()
+        assert await push.get(GetPushConfig("t-1", "c-1")) == created
+    assert sender.posts == []  # nothing happens to a finished task
+
+
+async def test_a_config_on_a_running_task_hears_its_next_update() -> None:
+    board = Board()
+    await board.new("t-1")
+    await board.move("t-1", TaskState.WORKING)
+    sender = ScriptedSender()
+    async with service(board, sender) as push:
+        await push.create(CreatePushConfig(config("c-1")))
+        await board.move("t-1", TaskState.FAILED)
+        await trio.testing.wait_all_tasks_blocked()
+    assert len(sender.posts) == 1
+    assert b"TASK_STATE_FAILED" in sender.posts[0].body
+
+
+async def test_a_name_that_does_not_resolve_yet_is_taken_a_refused_one_is_not() -> None:
+    board = Board()
+    await board.new("t-1")
+    async with service(board) as push:
+        await push.create(CreatePushConfig(config("later", "https://not-yet.example/")))
+        with pytest.raises(A2AError) as raised:
+            await push.create(CreatePushConfig(config("inside", "https://inside.example/")))
+        assert await push.get(GetPushConfig("t-1", "later"))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert raised.value.message == (
+        "The push notification URL is refused: inside.example resolves to 10.1.1.1, a private "
+        "address; push notifications go there only if ADAPTER_PUSH_ALLOW_HOSTS allows it"
+    )
+
+
+async def test_an_unknown_config_is_task_not_found() -> None:
+    board = Board()
+    await board.new("t-1")
+    async with service(board) as push:
+        with pytest.raises(A2AError) as raised:
+            await push.get(GetPushConfig("t-1", "nope"))
+    assert raised.value.code is ErrorCode.TASK_NOT_FOUND
+    assert "'nope'" in raised.value.message
+
+
+async def test_the_list_pages_in_the_order_configs_were_made() -> None:
+    board = Board()
+    await board.new("t-1")
+    async with service(board) as push:
+        for config_id in "abcde":
+            await push.create(CreatePushConfig(config(config_id)))
+        everything = await push.list(ListPushConfigs("t-1"))
+        assert [c.id for c in everything.configs] == list("abcde")
+        assert everything.next_page_token == ""
+        seen: list[str] = []
+        token = None
+        while True:
+            page = await push.list(ListPushConfigs("t-1", page_size=2, page_token=token))
+            seen += [c.id for c in page.configs]
+            if not page.next_page_token:
+                break
+            token = page.next_page_token
+        assert seen == list("abcde")
+        with pytest.raises(A2AError) as raised:
+            await push.list(ListPushConfigs("t-1", page_token="bm90IG1pbmU="))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+
+
+async def test_a_delete_stops_deliveries_and_is_idempotent() -> None:
+    board = Board()
+    await board.new("t-1")
+    sender = ScriptedSender()
+    async with service(board, sender) as push:
+        await push.create(CreatePushConfig(config("c-1")))
+        await push.delete(DeletePushConfig("t-1", "c-1"))
+        await push.delete(DeletePushConfig("t-1", "c-1"))
+        await board.move("t-1", TaskState.WORKING)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await push.list(ListPushConfigs("t-1"))).configs == ()
+    assert sender.posts == []
+
+
+async def test_past_the_limit_a_config_is_refused_naming_the_variable() -> None:
+    board = Board()
+    await board.new("t-1")
+    async with service(board, max_configs=1) as push:
+        await push.create(CreatePushConfig(config("a")))
+        with pytest.raises(A2AError) as raised:
+            await push.create(CreatePushConfig(config("b")))
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert "ADAPTER_PUSH_MAX_CONFIGS" in raised.value.message
