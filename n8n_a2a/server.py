@@ -6,6 +6,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
@@ -20,6 +21,7 @@ from .executor import Drained, Executor
 from .leases import Leases, keep_leases
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
+from .push import PushConfigStore
 from .push.deliverer import Deliverer
 from .push.memory import MemoryPushConfigStore
 from .push.sender import PushSender
@@ -83,17 +85,28 @@ async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | No
         yield verifier
 
 
+@dataclass(frozen=True)
+class _Stores:
+    """Where tasks and push configs live, how their events are heard, the leases (a shared
+    store only) and why the store is not ready (None: it is)."""
+
+    tasks: TaskStore
+    events: TaskEvents
+    configs: PushConfigStore
+    leases: Leases | None
+    problem: Callable[[], str | None]
+
+
 @asynccontextmanager
-async def _task_store(
-    settings: Settings,
-) -> AsyncIterator[tuple[TaskStore, TaskEvents, Leases | None, Callable[[], str | None]]]:
-    """The store, its events, its leases (shared stores only) and why it is not ready
-    (None: it is)."""
+async def _stores(settings: Settings) -> AsyncIterator[_Stores]:
+    """In this process's memory, or with ADAPTER_STORE_URL in PostgreSQL."""
     if settings.store_url is None:
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
-        yield store, MemoryTaskEvents(), None, lambda: None
+        configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
+        yield _Stores(store, MemoryTaskEvents(), configs, None, lambda: None)
         return
     # The postgres extra: imported only when a store URL is set.
+    from .push.postgres import PostgresPushConfigStore
     from .store.postgres import open_postgres
 
     async with open_postgres(
@@ -104,7 +117,8 @@ async def _task_store(
             reason = shared.pool.problem
             return None if reason is None else f"the task store is not ready: {reason}"
 
-        yield shared, events, shared, problem
+        shared_configs = PostgresPushConfigStore(shared.pool)
+        yield _Stores(shared, events, shared_configs, shared, problem)
 
 
 async def serve(
@@ -136,11 +150,11 @@ async def serve(
         WebhookClient(settings) as webhook,
         PushSender(settings.push_allow_hosts) as push_sender,
         _token_verifier(settings) as verifier,
-        _task_store(settings) as (store, events, leases, store_problem),
+        _stores(settings) as stores,
         trio.open_nursery() as calls,
     ):
         metrics = Metrics()
-        configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
+        store, events, configs, leases = stores.tasks, stores.events, stores.configs, stores.leases
         deliverer = Deliverer(
             push_sender,
             store,
@@ -194,7 +208,7 @@ async def serve(
                 await keep_leases(leases, executor, settings.lease_seconds)
 
         app = wrap_app(
-            create_app(settings, executor, metrics, push, verifier, store_problem),
+            create_app(settings, executor, metrics, push, verifier, stores.problem),
             config.wsgi_max_body_size,
             None,
         )

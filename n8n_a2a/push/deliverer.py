@@ -1,7 +1,8 @@
 """Delivers every update of a task to each of its push configs: in order, at least once,
 never in the task's way.
 
-The deliverer hears every task event (a TaskEvents listener, which never blocks). Each
+The deliverer hears every event of each task it delivers for (a TaskEvents listener per
+task, which never blocks; with a shared store, events made on other replicas too). Each
 active config has a route: a bounded queue (queue.py) and one trio task that delivers
 its updates one after the other, retrying with exponential backoff and jitter when the
 receiver does not answer or asks to come back (408, 429, 5xx). A slow or dead receiver
@@ -18,6 +19,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -94,6 +96,8 @@ class Deliverer:
         self._backoff_cap = backoff_cap
         self._jitter = jitter or random.Random()
         self._routes: dict[str, dict[str, _Route]] = {}
+        self._hearing: dict[str, ExitStack] = {}  # a task's events, while it has routes
+        self._events: TaskEvents | None = None
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
         self._stopped = trio.Event()
@@ -106,19 +110,26 @@ class Deliverer:
     async def run(
         self, events: TaskEvents, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Hear every task event and deliver, until the drain is over. Start it before the
-        first config is followed."""
+        """Deliver the events of the tasks followed, until the drain is over. Start it
+        before the first config is followed."""
         async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            with events.subscribe_all(self.hear):
+            self._nursery, self._events = nursery, events
+            try:
                 task_status.started()
                 await self._stopped.wait()
+            finally:
+                for hearing in self._hearing.values():
+                    hearing.close()
+                self._hearing.clear()
             nursery.cancel_scope.cancel()
 
     def follow(self, config: PushConfig) -> None:
         """Deliver the task's updates from now on to this config, replacing one of its id
         (the same config again, as a caller sends it with each turn, changes nothing)."""
-        assert self._nursery is not None, "run() comes first"
+        assert self._nursery is not None and self._events is not None, "run() comes first"
+        if config.task_id not in self._hearing:
+            hearing = self._hearing[config.task_id] = ExitStack()
+            hearing.enter_context(self._events.subscribe(config.task_id, self.hear))
         routes = self._routes.setdefault(config.task_id, {})
         if config.id in routes and routes[config.id].config == config:
             return
@@ -268,6 +279,9 @@ class Deliverer:
             del routes[route.config.id]
             if not routes:
                 del self._routes[route.config.task_id]
+                hearing = self._hearing.pop(route.config.task_id, None)
+                if hearing is not None:
+                    hearing.close()
 
     def _cancel(self, route: _Route) -> None:
         if route.left:
