@@ -49,7 +49,20 @@ class Runner(Protocol):
     async def lose(self, task_id: str) -> bool: ...
 
 
-async def keep_leases(leases: Leases, runner: Runner, lease_seconds: float) -> None:
+class Heir(Protocol):
+    """Who takes over what a dead replica did for a task besides its call (its push
+    deliveries), so that the task's end reaches them."""
+
+    async def adopt(self, task_id: str) -> None:
+        """Before the task is ended here."""
+
+    def let_go(self, task_id: str) -> None:
+        """It had ended already: nothing to take over after all."""
+
+
+async def keep_leases(
+    leases: Leases, runner: Runner, lease_seconds: float, heir: Heir | None = None
+) -> None:
     """Renew this replica's leases, end the tasks whose replica died, expire finished
     tasks; until cancelled. A store out of reach only skips a round (it logs that itself)."""
     expired_at = -EXPIRY_INTERVAL
@@ -57,7 +70,10 @@ async def keep_leases(leases: Leases, runner: Runner, lease_seconds: float) -> N
         try:
             await leases.renew(runner.running)
             for task_id in await leases.lapsed():
-                await runner.lose(task_id)
+                if heir is not None:
+                    await heir.adopt(task_id)
+                if not await runner.lose(task_id) and heir is not None:
+                    heir.let_go(task_id)
             if trio.current_time() - expired_at >= EXPIRY_INTERVAL:
                 await leases.expire()
                 expired_at = trio.current_time()

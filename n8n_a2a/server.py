@@ -205,7 +205,7 @@ async def serve(
 
         async def keep(leases: Leases) -> None:
             with housekeeping:
-                await keep_leases(leases, executor, settings.lease_seconds)
+                await keep_leases(leases, executor, settings.lease_seconds, push)
 
         app = wrap_app(
             create_app(settings, executor, metrics, push, verifier, stores.problem),

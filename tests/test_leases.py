@@ -65,3 +65,31 @@ async def test_a_store_out_of_reach_skips_a_round_and_no_more(
         await trio.sleep(1)
         assert leases.renewed == [("t-1",)]
         nursery.cancel_scope.cancel()
+
+
+@dataclass
+class FakeHeir:
+    adopted: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+
+    async def adopt(self, task_id: str) -> None:
+        self.adopted.append(task_id)
+
+    def let_go(self, task_id: str) -> None:
+        self.released.append(task_id)
+
+
+async def test_a_lost_task_is_adopted_first_and_let_go_if_it_had_ended(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    class EndedAlready(FakeRunner):
+        async def lose(self, task_id: str) -> bool:
+            await super().lose(task_id)
+            return task_id != "t-ended"
+
+    leases, runner = FakeLeases(lapsing=["t-dead", "t-ended"]), EndedAlready()
+    heir = FakeHeir()
+    with trio.move_on_after(1):
+        await keep_leases(leases, runner, 15, heir)
+    assert heir.adopted == runner.lost == ["t-dead", "t-ended"]
+    assert heir.released == ["t-ended"]

@@ -106,6 +106,16 @@ class PushNotifications:
         self._deliverer.unfollow(operation.task_id, operation.config_id)
         await self._configs.delete(operation.task_id, operation.config_id)
 
+    async def adopt(self, task_id: str) -> None:
+        """Deliver the task's updates from here on, to every config it has: its replica
+        died, and the task's end is made here (leases.Heir)."""
+        for config in await self._configs.list(task_id):
+            self._deliverer.follow(config)
+
+    def let_go(self, task_id: str) -> None:
+        """The adopted task had ended already: its routes end with nothing to deliver."""
+        self._deliverer.task_ended(task_id)
+
     async def _hold(self, config: PushConfig) -> None:
         if not await self._configs.put(config, self._max_configs):
             raise A2AError.invalid_params(

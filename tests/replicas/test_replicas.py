@@ -29,6 +29,7 @@ from a2a.types import (
 )
 
 from tests.postgres_server import PostgresServer
+from tests.push_receiver import start_push_receiver
 from tests.replicas import Replica, rpc, start_replica, with_client
 from tests.stub_webhook import StubWebhook
 
@@ -239,3 +240,51 @@ async def test_a_database_restart_mid_load_refuses_clearly_then_recovers(
         events = [json.loads(line).get("event") for line in replica.log.read_text().splitlines()]
         assert events.count("store_down") == 1, replica.log.read_text()
         assert events.count("store_up") == 1, replica.log.read_text()
+
+
+async def test_push_configs_hear_a_cancel_and_a_loss_made_by_the_other_replica(
+    stub: StubWebhook,
+    postgres_url: str,
+    replicas: list[Replica],
+    tmp_path: Path,
+    nursery: trio.Nursery,
+) -> None:
+    receiver = await start_push_receiver(nursery)
+    a, b = await two(
+        replicas,
+        stub,
+        postgres_url,
+        tmp_path,
+        ADAPTER_PUSH_ALLOW_HOSTS="127.0.0.1",
+        ADAPTER_LEASE_SECONDS="2",
+    )
+
+    def pushed(text: str) -> dict[str, object]:
+        message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+        configuration = {
+            "returnImmediately": True,
+            "taskPushNotificationConfig": {"url": receiver.url},
+        }
+        return {"message": message, "configuration": configuration}
+
+    canceled = (await rpc(a.url, "SendMessage", pushed("hold")))["result"]["task"]["id"]
+    # Its config is there on the other replica too.
+    listed = await rpc(b.url, "ListTaskPushNotificationConfigs", {"taskId": canceled})
+    assert [c["url"] for c in listed["result"]["configs"]] == [receiver.url]
+    assert "result" in await rpc(b.url, "CancelTask", {"id": canceled})
+    with trio.fail_after(10):
+        await receiver.wait_received(2)  # working, then the cancel made on B
+    states = [body["statusUpdate"]["status"]["state"] for body in receiver.bodies()]
+    assert states == ["TASK_STATE_WORKING", "TASK_STATE_CANCELED"]
+    # The replica that delivers dies with its call: the one that ends the task LOST takes
+    # over its configs, and the receiver hears the end.
+    lost = (await rpc(a.url, "SendMessage", pushed("hold")))["result"]["task"]["id"]
+    await stub.wait_held(2)
+    with trio.fail_after(10):
+        await receiver.wait_received(3)  # its `working`, from A
+    await a.stop(signal.SIGKILL)
+    with trio.fail_after(10):
+        await receiver.wait_received(4)
+    [last] = receiver.bodies()[3:]
+    assert last["statusUpdate"]["taskId"] == lost
+    assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"
