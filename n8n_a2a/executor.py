@@ -557,6 +557,14 @@ class Executor:
             if expired is not None:  # else its answer, or a cancel, came first
                 self._report(expired)
 
+    async def end_wait(self, task_id: str, version: int) -> bool:
+        """End a task that waited for input past ADAPTER_INPUT_TTL, if it still does at
+        `version` (the wait a replica gone since could not end); False otherwise."""
+        expired = await self._end(task_id, self._no_answer(), from_version=version)
+        if expired is not None:
+            self._report(expired)
+        return expired is not None
+
     def _no_answer(self) -> Verdict:
         return Verdict(
             Outcome.INPUT_EXPIRED,

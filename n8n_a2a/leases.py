@@ -8,7 +8,8 @@ ends the task failed with outcome LOST (the workflow may or may not have run), t
 the executor, so that streams and blocking sends hear it like any other end. A
 compare-and-set move makes sure one reaper only does. A replica cut off from the
 database for longer than a lease loses its tasks the same way: nobody can tell it from
-a dead one. Finished tasks past their time to live are deleted from here too.
+a dead one. Finished tasks past their time to live are deleted from here too, and tasks
+left waiting for input past ADAPTER_INPUT_TTL by a replica gone since are ended.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Leases(Protocol):
     async def expire(self) -> None:
         """Drop finished tasks past their time to live."""
 
+    async def overdue_waits(self) -> tuple[tuple[str, int], ...]:
+        """Tasks waiting for input past their time, with their versions."""
+
 
 class Runner(Protocol):
     """The executor, as the reaper sees it."""
@@ -47,6 +51,8 @@ class Runner(Protocol):
     def running(self) -> tuple[str, ...]: ...
 
     async def lose(self, task_id: str) -> bool: ...
+
+    async def end_wait(self, task_id: str, version: int) -> bool: ...
 
 
 class Heir(Protocol):
@@ -74,6 +80,10 @@ async def keep_leases(
                     await heir.adopt(task_id)
                 if not await runner.lose(task_id) and heir is not None:
                     heir.let_go(task_id)
+            # The replica that made a task wait ends the wait on time; this is for the
+            # waits of a replica gone since.
+            for task_id, version in await leases.overdue_waits():
+                await runner.end_wait(task_id, version)
             if trio.current_time() - expired_at >= EXPIRY_INTERVAL:
                 await leases.expire()
                 expired_at = trio.current_time()

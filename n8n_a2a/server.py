@@ -110,7 +110,10 @@ async def _stores(settings: Settings) -> AsyncIterator[_Stores]:
     from .store.postgres import open_postgres
 
     async with open_postgres(
-        settings.store_url, lease_seconds=settings.lease_seconds, ttl_seconds=settings.task_ttl
+        settings.store_url,
+        lease_seconds=settings.lease_seconds,
+        ttl_seconds=settings.task_ttl,
+        input_ttl=settings.input_ttl,
     ) as (shared, events):
 
         def problem() -> str | None:

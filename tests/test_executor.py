@@ -995,3 +995,18 @@ async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None
             drained = await executor.drain(0.01)
         assert drained.cut == 1
         assert workflow.closed == ["hold"]
+
+
+async def test_a_wait_another_replica_left_is_ended_once_at_its_version() -> None:
+    async with executor_for(
+        ScriptedWorkflow(everything=True), input_required=True, input_ttl=3600
+    ) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        assert not await executor.end_wait(asked.id, asked.version - 1)  # not that wait
+        assert await executor.end_wait(asked.id, asked.version)
+        done = await executor.get(asked.id, Caller())
+        assert (done.status.state, done.metadata) == (
+            TaskState.FAILED,
+            {"outcome": "INPUT_EXPIRED"},
+        )
+        assert not await executor.end_wait(asked.id, asked.version)  # once

@@ -17,6 +17,7 @@ class FakeLeases:
     renewed: list[tuple[str, ...]] = field(default_factory=list)
     expiries: int = 0
     down: bool = False
+    waiting: list[tuple[str, int]] = field(default_factory=list)
 
     async def renew(self, task_ids: Sequence[str]) -> None:
         if self.down:
@@ -30,23 +31,33 @@ class FakeLeases:
     async def expire(self) -> None:
         self.expiries += 1
 
+    async def overdue_waits(self) -> tuple[tuple[str, int], ...]:
+        overdue, self.waiting = tuple(self.waiting), []
+        return overdue
+
 
 @dataclass
 class FakeRunner:
     running: tuple[str, ...] = ("t-1",)
     lost: list[str] = field(default_factory=list)
+    waits_ended: list[tuple[str, int]] = field(default_factory=list)
 
     async def lose(self, task_id: str) -> bool:
         self.lost.append(task_id)
+        return True
+
+    async def end_wait(self, task_id: str, version: int) -> bool:
+        self.waits_ended.append((task_id, version))
         return True
 
 
 async def test_leases_are_renewed_lost_tasks_ended_and_expiry_paced(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    leases, runner = FakeLeases(lapsing=["t-dead"]), FakeRunner()
+    leases, runner = FakeLeases(lapsing=["t-dead"], waiting=[("t-asked", 4)]), FakeRunner()
     with trio.move_on_after(150):
         await keep_leases(leases, runner, lease_seconds=15)
+    assert runner.waits_ended == [("t-asked", 4)]
     assert len(leases.renewed) == 30  # every 5 s
     assert set(leases.renewed) == {("t-1",)}
     assert runner.lost == ["t-dead"]

@@ -295,12 +295,14 @@ class PostgresTaskStore:
         ttl_seconds: float = 3600.0,
         clock: Callable[[], datetime] = utc_now,
         max_page_bytes: int = MAX_PAGE_BYTES,
+        input_ttl: float = 86400.0,
     ) -> None:
         self.pool = pool
         self._max_page_bytes = max_page_bytes
         #: Who holds the leases this replica takes: unique to this process's life.
         self.replica = replica or str(uuid.uuid4())
         self._lease = lease_seconds
+        self._input_ttl = input_ttl
         self._ttl = ttl_seconds
         self._clock = clock
 
@@ -364,6 +366,8 @@ class PostgresTaskStore:
             # makes it wait for the caller, lets it go.
             "holder": self.replica if running else None,
             "lease": self._lease if running else None,
+            # A question asked: how long the caller has to answer, on the database's clock.
+            "wait": self._input_ttl if change.state is TaskState.INPUT_REQUIRED else None,
             "sequences": [event.sequence for event in events],
             "events": [Json(event_doc(event)) for event in events],
             "channel": CHANNEL,
@@ -459,6 +463,20 @@ class PostgresTaskStore:
                 "SELECT id FROM a2a_tasks WHERE lease_until < now() ORDER BY lease_until LIMIT 100"
             ).fetchall()
             return tuple(row["id"] for row in rows)
+
+        return await self.pool.run(select)
+
+    async def overdue_waits(self) -> tuple[tuple[str, int], ...]:
+        """Tasks waiting for input past ADAPTER_INPUT_TTL, with their versions: whichever
+        replica made them wait, and whether it still runs. A bounded batch."""
+
+        def select(connection: Connection) -> tuple[tuple[str, int], ...]:
+            rows = connection.execute(
+                "SELECT id, version FROM a2a_tasks WHERE waiting_until < now()"
+                " AND state = %s ORDER BY waiting_until LIMIT 100",
+                (TaskState.INPUT_REQUIRED.value,),
+            ).fetchall()
+            return tuple((row["id"], row["version"]) for row in rows)
 
         return await self.pool.run(select)
 
@@ -562,12 +580,15 @@ async def open_postgres(
     *,
     lease_seconds: float = 15.0,
     ttl_seconds: float = 3600.0,
+    input_ttl: float = 86400.0,
     pool_size: int = POOL_SIZE,
 ) -> AsyncIterator[tuple[PostgresTaskStore, PostgresTaskEvents]]:
     """The store and its events, on a pool that connects and migrates in the background:
     until it has, the store answers StoreUnavailable and `pool.problem` says why."""
     pool = Pool(url, pool_size)
-    store = PostgresTaskStore(pool, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds)
+    store = PostgresTaskStore(
+        pool, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds, input_ttl=input_ttl
+    )
     events = PostgresTaskEvents(store)
     try:
         async with trio.open_nursery() as nursery:
@@ -608,7 +629,8 @@ WITH moved AS (
         version = %(to)s,
         finished_at = %(finished)s,
         lease_holder = %(holder)s,
-        lease_until = now() + %(lease)s * interval '1 second'
+        lease_until = now() + %(lease)s * interval '1 second',
+        waiting_until = now() + %(wait)s * interval '1 second'
     WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
     RETURNING *
 ), logged AS (

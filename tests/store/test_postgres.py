@@ -220,3 +220,21 @@ async def test_a_refused_operation_keeps_its_connection(postgres_url: str) -> No
         await store.create(new_task(context_id="c-\x00"))
     assert await pool.run(backend) == first  # the same connection, not a new one
     await pool.close()
+
+
+async def test_a_wait_is_overdue_on_the_databases_clock_until_it_ends(postgres_url: str) -> None:
+    pool = Pool(postgres_url)
+    pool.problem = None
+    store = PostgresTaskStore(pool, input_ttl=1)
+    asked, answered = new_task(), new_task()
+    for task in (asked, answered):
+        await store.create(task)
+        assert await store.move(task.id, 0, Change(TaskState.WORKING, now())) is not None
+        assert await store.move(task.id, 1, Change(TaskState.INPUT_REQUIRED, now())) is not None
+    turn = Message("m-3", Role.USER, (Part("flour"),), answered.id, "c-1")
+    moved = await store.move(answered.id, 2, Change(TaskState.SUBMITTED, now(), history=(turn,)))
+    assert moved is not None and moved.task.history[-1] == turn
+    assert await store.overdue_waits() == ()
+    await trio.sleep(1.2)
+    assert await store.overdue_waits() == ((asked.id, 2),)  # the answered one waits no more
+    await pool.close()
