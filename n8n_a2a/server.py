@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 
 import trio
 from hypercorn.config import Config
-from hypercorn.trio import serve as hypercorn_serve
 
 from .app import create_app
 from .config import Settings
+from .connections import serve_http
 from .executor import Executor
 from .metrics import Metrics
 from .tasks import TaskTable
@@ -44,6 +44,12 @@ async def serve(
     # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
     # through ours (logs.py), at our level.
     config.errorlog = logging.getLogger("hypercorn.error")
+    # connections.py times idle connections and request reads itself, and ends a
+    # connection whose peer left. hypercorn's keep-alive timer (which runs from the end of
+    # a response until the next request's head is whole) is never the first to fire;
+    # it closes idle connections at once on shutdown. Its read_timeout stays off: it
+    # bounds every read, also those while a response is produced.
+    config.keep_alive_timeout = settings.keep_alive_timeout + settings.request_read_timeout
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0
@@ -75,5 +81,7 @@ async def serve(
         app = create_app(settings, executor, metrics)
         # Hypercorn stops listening and waits for the requests under way while the
         # executor drains the webhook calls beside it.
-        await hypercorn_serve(app, config, shutdown_trigger=stop_when_told, task_status=task_status)
+        await serve_http(
+            app, config, settings, shutdown_trigger=stop_when_told, task_status=task_status
+        )
         stopping.set()  # also when hypercorn stopped on its own

@@ -26,6 +26,22 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.host, settings.port, settings.webhook_timeout) == ("0.0.0.0", 8080, 60.0)
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
+    assert (settings.keep_alive_timeout, settings.request_read_timeout) == (75.0, 30.0)
+    assert settings.max_connections == 2 * (1024 + 1024)
+
+
+def test_the_connection_limit_follows_the_call_limits_unless_set() -> None:
+    calls = {"ADAPTER_MAX_CONCURRENT_CALLS": "10", "ADAPTER_MAX_QUEUED_CALLS": "5"}
+    assert load_settings({**GOOD, **calls}).max_connections == 30
+    settings = load_settings({**GOOD, **calls, "ADAPTER_MAX_CONNECTIONS": "15"})
+    assert settings.max_connections == 15
+
+
+def test_connection_timeouts_are_read() -> None:
+    settings = load_settings(
+        {**GOOD, "ADAPTER_KEEPALIVE_TIMEOUT": "5", "ADAPTER_REQUEST_READ_TIMEOUT": "2.5"}
+    )
+    assert (settings.keep_alive_timeout, settings.request_read_timeout) == (5.0, 2.5)
 
 
 @pytest.mark.parametrize(
@@ -48,6 +64,12 @@ def test_a_good_environment_loads_with_defaults() -> None:
         ("ADAPTER_MAX_CONCURRENT_CALLS", "0", "at least 1"),
         ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_MAX_CONNECTIONS", "0", "at least 1"),
+        ("ADAPTER_MAX_CONNECTIONS", "2047", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_KEEPALIVE_TIMEOUT", "0", "greater than 0"),
+        ("ADAPTER_KEEPALIVE_TIMEOUT", "long", "number of seconds"),
+        ("ADAPTER_REQUEST_READ_TIMEOUT", "-1", "greater than 0"),
+        ("ADAPTER_REQUEST_READ_TIMEOUT", "inf", "greater than 0"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),
