@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import resource
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 
 import trio
@@ -56,13 +57,14 @@ from .protocol.versions import V1
 logger = logging.getLogger(__name__)
 
 #: Connections answered 503 at once; past that many, one more is closed unanswered.
-REFUSALS_AT_ONCE = 64
+REFUSALS_AT_ONCE = 256
 #: File descriptors the process needs beside connections and webhook calls (the
 #: listening socket, logs, the CA bundle, DNS look-ups).
 OTHER_DESCRIPTORS = 64
-# Seconds a refused client's request is read and dropped after the 503: closing on
-# unread bytes sends a reset, which can make the client lose the 503.
-_REFUSAL_LINGER = 1.0
+# Seconds a last answer written without hypercorn (a 503, a 408) has to go out. After a
+# 503 the refused client's request is read and dropped meanwhile: closing on unread
+# bytes sends a reset, which can make the client lose the 503.
+_FAREWELL_SECONDS = 0.5
 
 
 def descriptors_needed(settings: Settings) -> int:
@@ -84,32 +86,46 @@ def raised_file_limit(soft: int, hard: int, needed: int) -> int:
     return min(hard, needed)
 
 
-def connections_that_fit(settings: Settings, file_limit: int) -> int:
-    """ADAPTER_MAX_CONNECTIONS, or fewer when the file limit has no room for that many:
-    past the limit a client gets a 503, past the file limit it would get no answer."""
-    shortfall = descriptors_needed(settings) - file_limit
-    if file_limit == resource.RLIM_INFINITY or shortfall <= 0:
-        return settings.max_connections
-    return max(1, settings.max_connections - shortfall)
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    connections: int  # served at once
+    refusals: int  # answered 503 at once; past that many, one more is closed unanswered
 
 
-def fit_file_limit(settings: Settings) -> int:
-    """Raise the process's file limit for the configured limits; the connections that fit."""
+def limits_within(settings: Settings, file_limit: int) -> ConnectionLimits:
+    """ADAPTER_MAX_CONNECTIONS and REFUSALS_AT_ONCE, or fewer when the file limit has no
+    room for them: past the limit a client gets a 503, past the file limit no answer.
+
+    Short of room, connections, refusals and webhook calls share what the limit leaves
+    in the proportion configured (a call past its share fails as UNREACHABLE).
+    """
+    if file_limit == resource.RLIM_INFINITY or file_limit >= descriptors_needed(settings):
+        return ConnectionLimits(settings.max_connections, REFUSALS_AT_ONCE)
+    spare = max(0, file_limit - OTHER_DESCRIPTORS)
+    wanted = settings.max_connections + settings.max_concurrent_calls + REFUSALS_AT_ONCE
+    return ConnectionLimits(
+        connections=max(1, spare * settings.max_connections // wanted),
+        refusals=spare * REFUSALS_AT_ONCE // wanted,
+    )
+
+
+def fit_file_limit(settings: Settings) -> ConnectionLimits:
+    """Raise the process's file limit for the configured limits; the limits that fit."""
     needed = descriptors_needed(settings)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     limit = raised_file_limit(soft, hard, needed)
     if limit != soft:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
-    fitting = connections_that_fit(settings, limit)
-    if fitting < settings.max_connections:
+    limits = limits_within(settings, limit)
+    if limits.connections < settings.max_connections:
         logger.warning(
             "the file limit (RLIMIT_NOFILE) is %d, below the %d that ADAPTER_MAX_CONNECTIONS "
             "and ADAPTER_MAX_CONCURRENT_CALLS need: at most %d connections are served at once",
             limit,
             needed,
-            fitting,
+            limits.connections,
         )
-    return fitting
+    return limits
 
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
@@ -170,7 +186,7 @@ class _Acceptor:
         context: WorkerContext,
         state: LifespanState,
         settings: Settings,
-        max_connections: int,
+        limits: ConnectionLimits,
     ) -> None:
         self._app = app
         self._config = config
@@ -178,7 +194,8 @@ class _Acceptor:
         self._state = state
         self._keep_alive_timeout = settings.keep_alive_timeout
         self._read_timeout = settings.request_read_timeout
-        self._max_connections = max_connections
+        self._max_connections = limits.connections
+        self._max_refusals = limits.refusals
         self._open = 0
         self._refusing = 0
         self._full_noted = False
@@ -186,7 +203,7 @@ class _Acceptor:
             "503 Service Unavailable",
             A2AError(
                 ErrorCode.SERVER_BUSY,
-                f"The adapter has {max_connections} connections open "
+                f"The adapter has {limits.connections} connections open "
                 "(ADAPTER_MAX_CONNECTIONS): try again shortly",
             ),
             b"Retry-After: 1\r\n",
@@ -213,8 +230,9 @@ class _Acceptor:
                 self._full_noted = False
 
     async def _serve(self, stream: trio.SocketStream) -> None:
-        timer = ConnectionTimer(self._keep_alive_timeout, self._read_timeout)
-        timer.since = trio.current_time()
+        timer = ConnectionTimer(
+            self._keep_alive_timeout, self._read_timeout, since=trio.current_time()
+        )
         connection = _Connection(stream, timer)
         app = ASGIWrapper(_Exchanges(self._app, connection))
         with connection.scope:
@@ -225,7 +243,7 @@ class _Acceptor:
         if connection.timed_out_reading:
             # The request's sender learns why; a client that sent nothing yet (idle
             # keep-alive) gets no bytes it could take for the answer to its next request.
-            with trio.move_on_after(_REFUSAL_LINGER):
+            with trio.move_on_after(_FAREWELL_SECONDS):
                 await _send_quietly(stream, self._too_slow)
 
     async def _refuse(self, stream: trio.SocketStream) -> None:
@@ -235,11 +253,11 @@ class _Acceptor:
                 "%d connections open (ADAPTER_MAX_CONNECTIONS): new ones get 503 until one closes",
                 self._open,
             )
-        if self._refusing >= REFUSALS_AT_ONCE:
+        if self._refusing >= self._max_refusals:
             return  # closed unanswered: a flood must not cost a file per refusal
         self._refusing += 1
         try:
-            with trio.move_on_after(_REFUSAL_LINGER):
+            with trio.move_on_after(_FAREWELL_SECONDS):
                 if await _send_quietly(stream, self._busy):
                     await stream.send_eof()
                     while await stream.receive_some():

@@ -79,6 +79,9 @@ async def serve(
 
         calls.start_soon(drain_when_stopping)
         app = create_app(settings, executor, metrics)
+        # The connection's read deadline bounds a request's body: quart's own 60 s would
+        # cut one that ADAPTER_REQUEST_READ_TIMEOUT allows longer.
+        app.config["BODY_TIMEOUT"] = None
         # Hypercorn stops listening and waits for the requests under way while the
         # executor drains the webhook calls beside it.
         await serve_http(

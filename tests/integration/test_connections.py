@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,7 +13,8 @@ import h11
 import httpx
 import trio
 
-from tests.conftest import AdapterFactory
+from n8n_a2a.server import serve
+from tests.conftest import AdapterFactory, free_port, make_settings
 from tests.integration.test_endpoint import V1, send_v1
 from tests.stub_webhook import StubWebhook
 
@@ -326,3 +328,31 @@ async def test_past_the_connection_limit_a_connection_gets_503_and_is_closed(
     # and the connections that were served are still served
     await held[0].send(get("/healthz"))
     assert (await held[0].reply()).status == 200
+
+
+async def test_shutdown_closes_idle_connections_at_once_and_answers_busy_ones(
+    stub: StubWebhook, nursery: trio.Nursery
+) -> None:
+    stop = trio.Event()
+    port = free_port()
+    settings = make_settings(
+        stub.url,
+        port=port,
+        public_url=f"http://127.0.0.1:{port}/",
+        keep_alive_timeout=BOUND * 2,
+        shutdown_grace=BOUND * 3,
+    )
+    await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
+    idle = await Client.open(settings.public_url)
+    await idle.send(get("/healthz"))
+    assert (await idle.reply()).status == 200
+    busy = await Client.open(settings.public_url)
+    await busy.send(post("/", json.dumps(send_v1("sleep:1")).encode(), "A2A-Version: 1.0"))
+    with trio.fail_after(BOUND):
+        await stub.wait_received()
+
+    stop.set()
+    await idle.closed_by_server()
+    reply = await busy.reply()
+    assert reply.json["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    await busy.closed_by_server()
