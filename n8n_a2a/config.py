@@ -50,6 +50,7 @@ class Settings:
     max_connections: int = 4096
     keep_alive_timeout: float = 75.0
     request_read_timeout: float = 30.0
+    send_timeout: float = 30.0
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
     require_token: bool = False
@@ -88,6 +89,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
         keep_alive_timeout=_optional(environ, "ADAPTER_KEEPALIVE_TIMEOUT", 75.0, _seconds),
         request_read_timeout=_optional(environ, "ADAPTER_REQUEST_READ_TIMEOUT", 30.0, _seconds),
+        send_timeout=_optional(environ, "ADAPTER_SEND_TIMEOUT", 30.0, _seconds),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),

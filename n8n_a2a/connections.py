@@ -1,6 +1,6 @@
 """HTTP/1.1 connections: hypercorn's protocol serves each one, under an accept loop of ours.
 
-`hypercorn.trio.serve` (0.17 and 0.18) cannot bound connections, for three reasons:
+`hypercorn.trio.serve` (0.17 and 0.18) cannot bound connections, for four reasons:
 
 - It does the bookkeeping that ends a response (the next request cycle, the keep-alive
   timer, the close that `Connection: close` or an early answer calls for) inside the
@@ -9,18 +9,21 @@
   that is making the call: the rest is cut at its first await. Idle keep-alive
   connections then never time out, `Connection: close` is not honoured, and a
   connection answered before its body arrived (413, 405) hangs.
-- Its `read_timeout` bounds each read on its own, also the reads made while a response
-  is produced (it would cut a long blocking send) and none of a body that trickles in a
-  byte at a time; its keep-alive timer also runs while a request's head arrives.
+- Its `read_timeout` applies to each read alone: it would cut a long blocking send (the
+  reads made while a response is produced count too), yet never a body that trickles
+  in a byte at a time. Its keep-alive timer also runs while a request's head arrives.
+- It shields every send from cancellation, so a client that stops taking a response
+  holds its connection, and shutdown, for ever.
 - It has no connection limit: at the file limit accept(2) fails, and new clients wait
   unanswered in the listen backlog.
 
 So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 and all)
 inside a cancel scope whose deadline follows a ConnectionTimer. The stream under
-TCPServer reports each request's first byte and the peer's end; an ASGI layer over the
-app reports the request read and the response sent, shields that last send, and says
-`Connection: close` on an answer that comes before the request was read whole. The
-accept loop counts connections and answers one past the limit with a 503.
+TCPServer reports each request's first byte and the client's end, and gives each piece
+of a send ADAPTER_SEND_TIMEOUT to go out; an ASGI layer over the app reports the request
+read and the response sent, shields that last send, and says `Connection: close` on an
+answer that comes before the request was read whole. The accept loop counts
+connections and answers one past the limit with a 503.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ OTHER_DESCRIPTORS = 64
 # 503 the refused client's request is read and dropped meanwhile: closing on unread
 # bytes sends a reset, which can make the client lose the 503.
 _FAREWELL_SECONDS = 0.5
+# Bytes of a response that must go out within the send timeout, one piece after another.
+_SEND_PIECE = 64 * 1024
 
 
 def descriptors_needed(settings: Settings) -> int:
@@ -194,6 +199,7 @@ class _Acceptor:
         self._state = state
         self._keep_alive_timeout = settings.keep_alive_timeout
         self._read_timeout = settings.request_read_timeout
+        self._send_timeout = settings.send_timeout
         self._max_connections = limits.connections
         self._max_refusals = limits.refusals
         self._open = 0
@@ -233,7 +239,7 @@ class _Acceptor:
         timer = ConnectionTimer(
             self._keep_alive_timeout, self._read_timeout, since=trio.current_time()
         )
-        connection = _Connection(stream, timer)
+        connection = _Connection(stream, timer, self._send_timeout)
         app = ASGIWrapper(_Exchanges(self._app, connection))
         with connection.scope:
             # hypercorn 0.18 annotates the stream as an SSLStream, but its plain-TCP path
@@ -291,16 +297,18 @@ class _Connection(trio.abc.HalfCloseableStream):
     """One accepted socket, as hypercorn's TCPServer reads and writes it.
 
     `scope` is the connection's cancel scope: its deadline follows the timer, and it is
-    cancelled once the peer has gone (hypercorn would keep an idle connection whose
-    peer closed until its own keep-alive timer ends).
+    cancelled once the client has gone or stopped taking a response.
     """
 
-    def __init__(self, transport: trio.SocketStream, timer: ConnectionTimer) -> None:
+    def __init__(
+        self, transport: trio.SocketStream, timer: ConnectionTimer, send_timeout: float
+    ) -> None:
         self.transport = transport
         self.timer = timer
+        self.send_timeout = send_timeout
         self.scope = trio.CancelScope(deadline=timer.deadline)
         self.answered = False  # the current request's response has begun
-        self.peer_gone = False
+        self.abandoned = False
 
     @property
     def socket(self) -> trio.socket.SocketType:
@@ -311,7 +319,7 @@ class _Connection(trio.abc.HalfCloseableStream):
     def timed_out_reading(self) -> bool:
         return (
             self.scope.cancelled_caught
-            and not self.peer_gone
+            and not self.abandoned
             and self.timer.phase is Phase.READING
             and not self.answered
         )
@@ -323,23 +331,33 @@ class _Connection(trio.abc.HalfCloseableStream):
         try:
             data = await self.transport.receive_some(max_bytes)
         except trio.BrokenResourceError:
-            self._peer_left()
+            self._end()
             raise
         if data:
             self.timer.receiving(trio.current_time())
             self.retime()
         else:
-            self._peer_left()
+            # hypercorn stops serving a connection whose peer closed its side, even with
+            # a request under way; all it has left to do is wait for its idle timer.
+            self._end()
         return data
 
-    def _peer_left(self) -> None:
-        # hypercorn stops serving a connection whose peer closed its side, even with a
-        # request under way; what it has left to do is wait for its own idle timer.
-        self.peer_gone = True
+    def _end(self) -> None:
+        """The client has gone, or stopped taking bytes: nothing more can pass."""
+        self.abandoned = True
         self.scope.cancel()
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self.transport.send_all(data)
+        # hypercorn shields its sends from cancellation, so a client that stops taking
+        # a response would hold the connection, and shutdown, for ever. Each piece must
+        # go out within the send timeout; a response's length and duration are unbounded.
+        view = memoryview(data)
+        for start in range(0, len(view), _SEND_PIECE):
+            with trio.move_on_after(self.send_timeout) as piece:
+                await self.transport.send_all(view[start : start + _SEND_PIECE])
+            if piece.cancelled_caught:
+                self._end()
+                raise trio.BrokenResourceError("the client took no more of the response")
 
     async def wait_send_all_might_not_block(self) -> None:
         await self.transport.wait_send_all_might_not_block()

@@ -27,6 +27,7 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
     assert (settings.keep_alive_timeout, settings.request_read_timeout) == (75.0, 30.0)
+    assert settings.send_timeout == 30.0
     assert settings.max_connections == 2 * (1024 + 1024)
 
 
@@ -38,10 +39,14 @@ def test_the_connection_limit_follows_the_call_limits_unless_set() -> None:
 
 
 def test_connection_timeouts_are_read() -> None:
-    settings = load_settings(
-        {**GOOD, "ADAPTER_KEEPALIVE_TIMEOUT": "5", "ADAPTER_REQUEST_READ_TIMEOUT": "2.5"}
-    )
+    timeouts = {
+        "ADAPTER_KEEPALIVE_TIMEOUT": "5",
+        "ADAPTER_REQUEST_READ_TIMEOUT": "2.5",
+        "ADAPTER_SEND_TIMEOUT": "90",
+    }
+    settings = load_settings({**GOOD, **timeouts})
     assert (settings.keep_alive_timeout, settings.request_read_timeout) == (5.0, 2.5)
+    assert settings.send_timeout == 90.0
 
 
 @pytest.mark.parametrize(
@@ -70,6 +75,7 @@ def test_connection_timeouts_are_read() -> None:
         ("ADAPTER_KEEPALIVE_TIMEOUT", "long", "number of seconds"),
         ("ADAPTER_REQUEST_READ_TIMEOUT", "-1", "greater than 0"),
         ("ADAPTER_REQUEST_READ_TIMEOUT", "inf", "greater than 0"),
+        ("ADAPTER_SEND_TIMEOUT", "0", "greater than 0"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),

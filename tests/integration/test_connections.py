@@ -356,3 +356,74 @@ async def test_shutdown_closes_idle_connections_at_once_and_answers_busy_ones(
     reply = await busy.reply()
     assert reply.json["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     await busy.closed_by_server()
+
+
+async def large_responses(adapter: str, tasks: int = 5) -> bytes:
+    """A ListTasks request whose answer is megabytes: tasks holding 900 kB answers."""
+    text = "answer:" + "x" * 900_000
+    async with httpx.AsyncClient(timeout=BOUND) as http:
+        for _ in range(tasks):
+            reply = await http.post(adapter, json=send_v1(text), headers=V1)
+            assert reply.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    listing = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "ListTasks",
+        "params": {"includeArtifacts": True, "historyLength": 10},
+    }
+    return post("/", json.dumps(listing).encode(), "A2A-Version: 1.0")
+
+
+async def client_with_small_window(url: str) -> Client:
+    address = urlsplit(url)
+    sock = trio.socket.socket()
+    # A small receive buffer, set before connecting: the window stays small, so what
+    # the client does not read soon fills the server's send buffer.
+    sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 4096)
+    await sock.connect((address.hostname, address.port))
+    return Client(trio.SocketStream(sock))
+
+
+async def test_a_client_that_stops_taking_its_response_is_cut(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT)
+    request = await large_responses(adapter)
+    client = await client_with_small_window(adapter)
+    try:
+        await client.send(request)
+        await trio.sleep(SHORT * 4)
+        received = 0
+        with trio.fail_after(BOUND):
+            while True:
+                try:
+                    data = await client.stream.receive_some()
+                except trio.BrokenResourceError:
+                    break
+                if not data:
+                    break
+                received += len(data)
+        assert 0 < received < 5 * 900_000
+    finally:
+        await client.aclose()  # (else a server that never cuts it never stops either)
+
+
+async def test_a_client_that_takes_its_response_slowly_gets_it_whole(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, send_timeout=SHORT)
+    request = await large_responses(adapter, tasks=1)
+    client = await Client.open(adapter)
+    await client.send(request)
+    parser = client.parser
+    body = b""
+    started = trio.current_time()
+    with trio.fail_after(BOUND * 2):
+        while not isinstance(event := parser.next_event(), h11.EndOfMessage):
+            if event is h11.NEED_DATA:
+                await trio.sleep(SHORT / 10)  # slow, and never stalled for long
+                parser.receive_data(await client.stream.receive_some(64 * 1024))
+            elif isinstance(event, h11.Data):
+                body += event.data
+    assert trio.current_time() - started > SHORT  # longer in all than the send timeout
+    assert len(json.loads(body)["result"]["tasks"]) == 1
