@@ -7,7 +7,7 @@ import math
 import re
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -51,6 +51,10 @@ class Settings:
     max_queued_calls: int = 1024
     max_tasks: int = 10_000
     max_stored_text: int = 8192
+    max_connections: int = 4096
+    keep_alive_timeout: float = 75.0
+    request_read_timeout: float = 30.0
+    send_timeout: float = 30.0
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
@@ -105,6 +109,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         max_queued_calls=_optional(environ, "ADAPTER_MAX_QUEUED_CALLS", 1024, _at_least(0)),
         max_tasks=_optional(environ, "ADAPTER_MAX_TASKS", 10_000, _at_least(1)),
         max_stored_text=_optional(environ, "ADAPTER_MAX_STORED_TEXT", 8192, _at_least(256)),
+        keep_alive_timeout=_optional(environ, "ADAPTER_KEEPALIVE_TIMEOUT", 75.0, _seconds),
+        request_read_timeout=_optional(environ, "ADAPTER_REQUEST_READ_TIMEOUT", 30.0, _seconds),
+        send_timeout=_optional(environ, "ADAPTER_SEND_TIMEOUT", 30.0, _seconds),
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
@@ -133,7 +140,18 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             f"({settings.max_concurrent_calls + settings.max_queued_calls}), "
             f"got {settings.max_tasks}",
         )
-    return settings
+    # A blocking send holds its connection while it runs or waits: every send admitted
+    # must find one. The default leaves as many again for polls, cards, probes and
+    # clients' idle keep-alive connections.
+    admitted = settings.max_concurrent_calls + settings.max_queued_calls
+    max_connections = _optional(environ, "ADAPTER_MAX_CONNECTIONS", 2 * admitted, _at_least(1))
+    if max_connections < admitted:
+        raise ConfigError(
+            "ADAPTER_MAX_CONNECTIONS",
+            f"must be at least ADAPTER_MAX_CONCURRENT_CALLS + ADAPTER_MAX_QUEUED_CALLS "
+            f"({admitted}), got {max_connections}",
+        )
+    return replace(settings, max_connections=max_connections)
 
 
 def _required(environ: Mapping[str, str], name: str) -> str:

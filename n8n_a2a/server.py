@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import trio
 from hypercorn.config import Config, Sockets
-from hypercorn.trio.run import worker_serve
-from hypercorn.utils import wrap_app
 
 from . import __version__
 from .app import create_app
 from .config import Settings
+from .connections import serve_http
 from .executor import Drained, Executor
 from .leases import Leases, keep_leases
 from .metrics import Metrics
@@ -141,6 +140,12 @@ async def serve(
     # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
     # through ours (logs.py), at our level.
     config.errorlog = logging.getLogger("hypercorn.error")
+    # connections.py times idle connections and request reads itself, and ends a
+    # connection whose peer left. hypercorn's keep-alive timer (which runs from the end of
+    # a response until the next request's head is whole) is never the first to fire;
+    # it closes idle connections at once on shutdown. Its read_timeout stays off: it
+    # bounds every read, also those while a response is produced.
+    config.keep_alive_timeout = settings.keep_alive_timeout + settings.request_read_timeout
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0
@@ -210,31 +215,30 @@ async def serve(
             with housekeeping:
                 await keep_leases(leases, executor, settings.lease_seconds, push)
 
-        app = wrap_app(
-            create_app(settings, executor, metrics, push, verifier, stores.problem),
-            config.wsgi_max_body_size,
-            None,
-        )
+        app = create_app(settings, executor, metrics, push, verifier, stores.problem)
+        # The connection's read deadline bounds a request's body: quart's own 60 s would
+        # cut one that ADAPTER_REQUEST_READ_TIMEOUT allows longer.
+        app.config["BODY_TIMEOUT"] = None
 
-        async def run_hypercorn(task_status: trio.TaskStatus[list[str]]) -> None:
-            # Hypercorn stops listening and waits for the requests under way while the
-            # executor drains the webhook calls beside it. Its own `serve` binds the
-            # sockets itself; `worker_serve` takes ours.
-            await worker_serve(
+        async def run_http(task_status: trio.TaskStatus[list[str]]) -> None:
+            # Hypercorn's connections, on the sockets bound above, while the executor
+            # drains the webhook calls beside them.
+            await serve_http(
                 app,
                 config,
-                sockets=sockets,
+                settings,
+                sockets,
                 shutdown_trigger=stop_when_told,
                 task_status=task_status,
             )
-            stopping.set()  # also when hypercorn stopped on its own
+            stopping.set()  # also when the server stopped on its own
 
         await calls.start(deliverer.run, events)
         await calls.start(executor.listen)
         if leases is not None:
             calls.start_soon(keep, leases)
         calls.start_soon(drain_when_stopping)
-        listening = await calls.start(run_hypercorn)
+        listening = await calls.start(run_http)
         # The message is short: text logs append the fields, JSON logs carry them.
         logger.info(
             "serving",

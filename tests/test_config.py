@@ -33,6 +33,9 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.allow_input_required, settings.input_ttl) == (False, 86400.0)
     assert (settings.push_max_configs, settings.push_max_attempts) == (8, 5)
     assert settings.push_allow_hosts == AllowList()
+    assert (settings.keep_alive_timeout, settings.request_read_timeout) == (75.0, 30.0)
+    assert settings.send_timeout == 30.0
+    assert settings.max_connections == 2 * (1024 + 1024)
 
 
 def test_a_deployment_opts_in_to_questions() -> None:
@@ -48,6 +51,24 @@ def test_the_push_allow_list_takes_names_addresses_and_networks() -> None:
     allow = settings.push_allow_hosts
     assert allow.names == {"receiver.internal"}
     assert [str(n) for n in allow.networks] == ["127.0.0.1/32", "fd00::/8", "::1/128"]
+
+
+def test_the_connection_limit_follows_the_call_limits_unless_set() -> None:
+    calls = {"ADAPTER_MAX_CONCURRENT_CALLS": "10", "ADAPTER_MAX_QUEUED_CALLS": "5"}
+    assert load_settings({**GOOD, **calls}).max_connections == 30
+    settings = load_settings({**GOOD, **calls, "ADAPTER_MAX_CONNECTIONS": "15"})
+    assert settings.max_connections == 15
+
+
+def test_connection_timeouts_are_read() -> None:
+    timeouts = {
+        "ADAPTER_KEEPALIVE_TIMEOUT": "5",
+        "ADAPTER_REQUEST_READ_TIMEOUT": "2.5",
+        "ADAPTER_SEND_TIMEOUT": "90",
+    }
+    settings = load_settings({**GOOD, **timeouts})
+    assert (settings.keep_alive_timeout, settings.request_read_timeout) == (5.0, 2.5)
+    assert settings.send_timeout == 90.0
 
 
 @pytest.mark.parametrize(
@@ -71,6 +92,13 @@ def test_the_push_allow_list_takes_names_addresses_and_networks() -> None:
         ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
         ("ADAPTER_MAX_STORED_TEXT", "100", "at least 256"),
+        ("ADAPTER_MAX_CONNECTIONS", "0", "at least 1"),
+        ("ADAPTER_MAX_CONNECTIONS", "2047", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
+        ("ADAPTER_KEEPALIVE_TIMEOUT", "0", "greater than 0"),
+        ("ADAPTER_KEEPALIVE_TIMEOUT", "long", "number of seconds"),
+        ("ADAPTER_REQUEST_READ_TIMEOUT", "-1", "greater than 0"),
+        ("ADAPTER_REQUEST_READ_TIMEOUT", "inf", "greater than 0"),
+        ("ADAPTER_SEND_TIMEOUT", "0", "greater than 0"),
         ("ADAPTER_TASK_TTL", "-5", "greater than 0"),
         ("ADAPTER_SHUTDOWN_GRACE", "x", "number of seconds"),
         ("ADAPTER_REQUIRE_TOKEN", "maybe", "true or false"),

@@ -1,0 +1,435 @@
+"""HTTP/1.1 connections over raw sockets: bounded idle and read time, early answers,
+`Connection: close`, and the connection limit."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import httpx
+import trio
+
+from n8n_a2a.server import serve
+from tests.conftest import AdapterFactory, free_port, make_settings
+from tests.integration.test_endpoint import V1, send_v1
+from tests.stub_webhook import StubWebhook
+
+# Short timeouts keep the suite fast; every wait below is bounded well above them, so a
+# connection that is never closed fails the test instead of hanging it.
+SHORT = 0.5
+BOUND = 10.0
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> dict[str, Any]:
+        document: dict[str, Any] = json.loads(self.body)
+        return document
+
+
+class Client:
+    """One raw connection: bytes out as given, responses parsed with h11."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.parser = h11.Connection(h11.CLIENT)
+
+    @classmethod
+    async def open(cls, url: str) -> Client:
+        address = urlsplit(url)
+        return cls(await trio.open_tcp_stream(address.hostname or "", address.port or 80))
+
+    async def send(self, data: bytes) -> None:
+        await self.stream.send_all(data)
+
+    async def reply(self) -> Reply:
+        """The next response on the connection."""
+        status, headers, body = 0, {}, b""
+        with trio.fail_after(BOUND):
+            while True:
+                event = self.parser.next_event()
+                if event is h11.NEED_DATA:
+                    self.parser.receive_data(await self.stream.receive_some())
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                    headers = {k.decode().lower(): v.decode() for k, v in event.headers}
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    # The requests went out raw, so h11 cannot start a next cycle:
+                    # a new parser takes the bytes already received.
+                    leftover, _ = self.parser.trailing_data
+                    self.parser = h11.Connection(h11.CLIENT)
+                    if leftover:  # (h11 takes b"" for the end of the stream)
+                        self.parser.receive_data(leftover)
+                    return Reply(status, headers, body)
+                else:
+                    raise AssertionError(f"no response, got {event!r}")
+
+    async def closed_by_server(self) -> float:
+        """Seconds until the server closes the connection; fails after BOUND."""
+        started = trio.current_time()
+        with trio.fail_after(BOUND):
+            while True:
+                try:
+                    data = await self.stream.receive_some()
+                except trio.BrokenResourceError:  # a reset is a close too
+                    break
+                assert data == b"" or not data.strip(), f"unexpected bytes {data!r}"
+                if not data:
+                    break
+        return trio.current_time() - started
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+def get(path: str, *headers: str) -> bytes:
+    lines = [f"GET {path} HTTP/1.1", "Host: adapter", *headers, "", ""]
+    return "\r\n".join(lines).encode()
+
+
+def post_head(path: str, length: int, *headers: str) -> bytes:
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: adapter",
+        "Content-Type: application/json",
+        f"Content-Length: {length}",
+        *headers,
+        "",
+        "",
+    ]
+    return "\r\n".join(lines).encode()
+
+
+def post(path: str, body: bytes, *headers: str) -> bytes:
+    return post_head(path, len(body), *headers) + body
+
+
+async def cut_for_reading_too_slowly(client: Client) -> None:
+    reply = await client.reply()
+    assert reply.status == 408
+    assert reply.headers["connection"] == "close"
+    assert reply.json["error"]["code"] == -32600
+    assert "ADAPTER_REQUEST_READ_TIMEOUT" in reply.json["error"]["message"]
+    await client.closed_by_server()
+
+
+async def start(stub: StubWebhook, start_adapter: AdapterFactory, **overrides: Any) -> str:
+    settings: dict[str, Any] = {"keep_alive_timeout": SHORT, "request_read_timeout": SHORT}
+    url: str = await start_adapter(stub.url, **{**settings, **overrides})
+    return url
+
+
+async def test_a_keep_alive_connection_serves_requests_then_closes_when_idle(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter)
+    client = await Client.open(adapter)
+    for _ in range(3):
+        await client.send(get("/healthz"))
+        assert (await client.reply()).status == 200
+    await client.closed_by_server()
+
+
+async def test_a_connection_that_never_sends_a_request_is_closed(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter)
+    client = await Client.open(adapter)
+    await client.closed_by_server()
+
+
+async def test_the_keep_alive_timeout_is_idle_time_only(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Idle for most of the keep-alive timeout, then a request whose head takes longer
+    # than what was left of it: the read timeout, not the keep-alive, bounds the head.
+    adapter = await start(stub, start_adapter, keep_alive_timeout=1.0, request_read_timeout=3.0)
+    client = await Client.open(adapter)
+    await client.send(get("/healthz"))
+    assert (await client.reply()).status == 200
+    await trio.sleep(0.7)
+    request = get("/healthz")
+    await client.send(request[:10])
+    await trio.sleep(0.7)
+    await client.send(request[10:])
+    assert (await client.reply()).status == 200
+
+
+async def test_a_body_sent_a_byte_at_a_time_is_cut_at_the_read_timeout(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter)
+    client = await Client.open(adapter)
+    body = json.dumps(send_v1("answer:never")).encode()
+    await client.send(post_head("/", len(body)))
+
+    async def trickle() -> None:
+        for byte in body:
+            await client.send(bytes([byte]))
+            await trio.sleep(0.1)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trickle)
+        await cut_for_reading_too_slowly(client)
+        nursery.cancel_scope.cancel()
+    assert stub.received == []
+
+
+async def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_read_timeout(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+
+    async def trickle() -> None:
+        for byte in b"GET /healthz HTTP/1.1\r\nHost: adapter\r\nX-Slow: " + b"x" * 100:
+            await client.send(bytes([byte]))
+            await trio.sleep(0.1)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trickle)
+        await cut_for_reading_too_slowly(client)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_blocking_send_longer_than_both_timeouts_gets_its_answer(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter)
+    client = await Client.open(adapter)
+    await client.send(post("/", json.dumps(send_v1("sleep:2")).encode(), "A2A-Version: 1.0"))
+    reply = await client.reply()
+    assert reply.status == 200
+    assert reply.json["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    # and the connection is still good for the next request
+    await client.send(get("/healthz"))
+    assert (await client.reply()).status == 200
+
+
+async def test_connection_close_from_the_client_closes_the_connection(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+    await client.send(get("/healthz", "Connection: close"))
+    reply = await client.reply()
+    assert reply.status == 200
+    assert reply.headers["connection"] == "close"
+    await client.closed_by_server()
+
+
+async def test_a_413_before_the_body_closes_the_connection_and_says_so(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, max_body_bytes=1024, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+    # The head says the body is too large: the answer comes before any of it is read.
+    await client.send(post_head("/", 4096))
+    reply = await client.reply()
+    assert reply.status == 413
+    assert reply.json["error"]["code"] == -32600
+    assert reply.headers["connection"] == "close"
+    await client.closed_by_server()
+
+
+async def test_a_405_before_the_body_closes_the_connection_and_says_so(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+    # The JSON-RPC path takes no GET; the body this GET announces never comes.
+    await client.send(get("/", "Content-Length: 20"))
+    reply = await client.reply()
+    assert reply.status == 405
+    assert reply.headers["connection"] == "close"
+    await client.closed_by_server()
+
+
+async def test_an_answer_after_the_whole_body_keeps_the_connection(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+    await client.send(get("/"))
+    reply = await client.reply()
+    assert reply.status == 405
+    assert "connection" not in reply.headers
+    await client.send(get("/healthz"))
+    assert (await client.reply()).status == 200
+
+
+async def test_every_request_after_an_early_answer_is_answered_with_httpx(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, max_body_bytes=1024, keep_alive_timeout=BOUND * 2)
+    # Bodies larger than what one read takes: the answer comes while they still arrive.
+    too_large = json.dumps(send_v1("answer:" + "x" * 300_000)).encode()
+    statuses = []
+    with trio.fail_after(BOUND):
+        async with httpx.AsyncClient(timeout=BOUND) as http:
+            for _ in range(5):
+                answer = await http.post(adapter, content=too_large, headers=V1)
+                statuses.append(answer.status_code)
+                statuses.append((await http.request("GET", adapter, content=too_large)).status_code)
+                statuses.append((await http.get(adapter + "healthz")).status_code)
+    assert statuses == [413, 405, 200] * 5
+
+
+async def test_past_the_connection_limit_a_connection_gets_503_and_is_closed(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(
+        stub,
+        start_adapter,
+        max_concurrent_calls=1,
+        max_queued_calls=1,
+        max_connections=2,
+        keep_alive_timeout=BOUND * 2,
+    )
+    held = [await Client.open(adapter), await Client.open(adapter)]
+    for client in held:
+        await client.send(get("/healthz"))
+        assert (await client.reply()).status == 200
+
+    refused = await Client.open(adapter)
+    await refused.send(get("/healthz"))
+    reply = await refused.reply()
+    assert reply.status == 503
+    assert reply.headers["connection"] == "close"
+    assert reply.json["error"]["code"] == -32000
+    assert "ADAPTER_MAX_CONNECTIONS" in reply.json["error"]["message"]
+    await refused.closed_by_server()
+
+    # A client that connects and vanishes at once costs the accept loop nothing.
+    vanishing = await Client.open(adapter)
+    await vanishing.aclose()
+
+    # A slot that frees is taken again.
+    await held.pop().aclose()
+    with trio.fail_after(BOUND):
+        while True:
+            client = await Client.open(adapter)
+            await client.send(get("/healthz"))
+            if (await client.reply()).status == 200:
+                break
+            await client.aclose()
+            await trio.sleep(0.05)
+    # and the connections that were served are still served
+    await held[0].send(get("/healthz"))
+    assert (await held[0].reply()).status == 200
+
+
+async def test_shutdown_closes_idle_connections_at_once_and_answers_busy_ones(
+    stub: StubWebhook, nursery: trio.Nursery
+) -> None:
+    stop = trio.Event()
+    port = free_port()
+    settings = make_settings(
+        stub.url,
+        port=port,
+        public_url=f"http://127.0.0.1:{port}/",
+        keep_alive_timeout=BOUND * 2,
+        shutdown_grace=BOUND * 3,
+    )
+    await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
+    idle = await Client.open(settings.public_url)
+    await idle.send(get("/healthz"))
+    assert (await idle.reply()).status == 200
+    busy = await Client.open(settings.public_url)
+    await busy.send(post("/", json.dumps(send_v1("sleep:1")).encode(), "A2A-Version: 1.0"))
+    with trio.fail_after(BOUND):
+        await stub.wait_received()
+
+    stop.set()
+    await idle.closed_by_server()
+    reply = await busy.reply()
+    assert reply.json["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    await busy.closed_by_server()
+
+
+# Tasks that keep their 900 kB texts whole, so that one ListTasks answer is megabytes.
+LARGE_TASKS = {"max_stored_text": 1_000_000}
+
+
+async def large_responses(adapter: str, tasks: int = 5) -> bytes:
+    """A ListTasks request whose answer is megabytes: tasks holding 900 kB answers."""
+    text = "answer:" + "x" * 900_000
+    async with httpx.AsyncClient(timeout=BOUND) as http:
+        for _ in range(tasks):
+            reply = await http.post(adapter, json=send_v1(text), headers=V1)
+            assert reply.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    listing = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "ListTasks",
+        "params": {"includeArtifacts": True, "historyLength": 10},
+    }
+    return post("/", json.dumps(listing).encode(), "A2A-Version: 1.0")
+
+
+async def client_with_small_window(url: str) -> Client:
+    address = urlsplit(url)
+    sock = trio.socket.socket()
+    # A small receive buffer, set before connecting: the window stays small, so what
+    # the client does not read soon fills the server's send buffer.
+    sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 4096)
+    await sock.connect((address.hostname, address.port))
+    return Client(trio.SocketStream(sock))
+
+
+async def test_a_client_that_stops_taking_its_response_is_cut(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(
+        stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT, **LARGE_TASKS
+    )
+    request = await large_responses(adapter)
+    client = await client_with_small_window(adapter)
+    try:
+        await client.send(request)
+        await trio.sleep(SHORT * 4)
+        received = 0
+        with trio.fail_after(BOUND):
+            while True:
+                try:
+                    data = await client.stream.receive_some()
+                except trio.BrokenResourceError:
+                    break
+                if not data:
+                    break
+                received += len(data)
+        assert 0 < received < 5 * 900_000
+    finally:
+        await client.aclose()  # (else a server that never cuts it never stops either)
+
+
+async def test_a_client_that_takes_its_response_slowly_gets_it_whole(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(stub, start_adapter, send_timeout=SHORT, **LARGE_TASKS)
+    request = await large_responses(adapter, tasks=1)
+    client = await Client.open(adapter)
+    await client.send(request)
+    parser = client.parser
+    body = b""
+    started = trio.current_time()
+    with trio.fail_after(BOUND * 2):
+        while not isinstance(event := parser.next_event(), h11.EndOfMessage):
+            if event is h11.NEED_DATA:
+                await trio.sleep(SHORT / 10)  # slow, and never stalled for long
+                parser.receive_data(await client.stream.receive_some(64 * 1024))
+            elif isinstance(event, h11.Data):
+                body += event.data
+    assert trio.current_time() - started > SHORT  # longer in all than the send timeout
+    assert len(json.loads(body)["result"]["tasks"]) == 1
