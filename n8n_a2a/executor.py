@@ -75,6 +75,8 @@ class _Call:
     ended: trio.Event = field(default_factory=trio.Event)
     webhook_status: int | None = None
     seconds: float | None = None
+    #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
+    over: bool = False
 
 
 class Executor:
@@ -271,7 +273,7 @@ class Executor:
         if call.holds_slot:
             # Take the slot now, so a non-blocking send already answers `working`.
             self._slots.acquire_on_behalf_of_nowait(call)
-            task = await self._move(task.id, Change(TaskState.WORKING, self._clock())) or task
+            task = await self._move(task.id, Change(TaskState.WORKING, self._clock()), task) or task
         else:
             self._queued += 1
         self._nursery.start_soon(self._run, call, name=f"webhook call of task {task.id}")
@@ -296,6 +298,7 @@ class Executor:
                         verdict = await self._call_workflow(call)
                 finally:
                     self._slots.release_on_behalf_of(call)
+            call.over = True
             if verdict is not None:
                 await self._end(task_id, verdict)
         except Exception:
@@ -326,7 +329,7 @@ class Executor:
         """A task whose call is under way ended otherwise (cancel, shutdown): close the call."""
         if isinstance(event, StatusUpdate) and event.status.state.is_terminal:
             call = self._calls.get(event.task_id)
-            if call is not None:
+            if call is not None and not call.over:
                 call.scope.cancel()
 
     async def _end(self, task_id: str, verdict: Verdict) -> Task | None:
