@@ -8,10 +8,11 @@ on disk, on the clients' core), any --adapter variants, and the SDK server doing
 same job. Servers run on one core, the stub and every load client
 on the other. Per target and run: startup to a served card, idle RSS, blocking
 SendMessage at concurrency 1 (latency added over direct) and at 64 (throughput),
-memory growth per completed task, and N concurrent sends against a slow webhook (time
-to all done, peak RSS); for the PostgreSQL store also how long an event made on one
-replica takes to reach a subscriber on another. The table gives medians over the runs.
-Start it with bench/run.
+memory growth per completed task, N concurrent sends against a slow webhook (time to
+all done, peak RSS), and last a streaming SendStreamingMessage at 64 (throughput, CPU
+per stream, p99 to the stream's end); for the PostgreSQL store also how long an event
+made on one replica takes to reach a subscriber on another. The table gives medians
+over the runs. Start it with bench/run.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -158,6 +159,17 @@ def own_cpu_seconds(stub_pid: int) -> float:
     )
 
 
+def settle(pid: int, bound_s: float, busy: float = 0.05, step_s: float = 0.25) -> None:
+    """Until the process uses under `busy` of a core over a step, or `bound_s` has passed."""
+    deadline = time.perf_counter() + bound_s
+    used = cpu_seconds_of(pid)
+    while time.perf_counter() < deadline:
+        time.sleep(step_s)
+        used, before = cpu_seconds_of(pid), used
+        if used - before < busy * step_s:
+            return
+
+
 def stop(process: subprocess.Popen[bytes], grace_s: float = 3.0) -> None:
     """SIGTERM, then SIGKILL if it lingers (a server still draining a timed-out test)."""
     if process.poll() is None:
@@ -183,8 +195,11 @@ def http_get_status(port: int, path: str, timeout: float = 0.5) -> int | None:
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
-def http_post(port: int, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-    """One POST on 127.0.0.1; the reply's body, by its Content-Length."""
+def http_post(
+    port: int, path: str, body: bytes, headers: dict[str, str]
+) -> tuple[dict[bytes, bytes], bytes]:
+    """One POST on 127.0.0.1; the reply's headers (names lower-case) and whole body, by its
+    Content-Length or to its last chunk (an SSE stream)."""
     head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
     head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     head += f"Content-Length: {len(body)}\r\n\r\n"
@@ -194,15 +209,35 @@ def http_post(port: int, path: str, body: bytes, headers: dict[str, str]) -> byt
         while b"\r\n\r\n" not in received and (chunk := connection.recv(65536)):
             received += chunk
         reply_head, _, reply = received.partition(b"\r\n\r\n")
-        length = 0
+        fields = {}
         for line in reply_head.split(b"\r\n")[1:]:
             name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
+            fields[name.strip().lower()] = value.strip()
         # The stub keeps the connection open whatever the request says: read just the body.
+        if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
+            while not _chunks_ended(reply) and (chunk := connection.recv(65536)):
+                reply += chunk
+            return fields, _dechunked(reply)
+        length = int(fields.get(b"content-length", b"0"))
         while len(reply) < length and (chunk := connection.recv(65536)):
             reply += chunk
-    return reply
+    return fields, reply
+
+
+def _chunks_ended(data: bytes) -> bool:
+    return data.startswith(b"0\r\n\r\n") or b"\r\n0\r\n\r\n" in data
+
+
+def _dechunked(data: bytes) -> bytes:
+    """The body a chunked transfer carried (no chunk extensions, no trailers: ours send none)."""
+    body = b""
+    while True:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return body
+        body += data[:size]
+        data = data[size + 2 :]
 
 
 # --- load ---------------------------------------------------------------------------------
@@ -218,6 +253,7 @@ class Load:
     slow_body_file: Path
     a2a: bool
     expect: str
+    stream_body_file: Path | None = None  # a streaming send, for targets that stream
 
     @property
     def url(self) -> str:
@@ -225,15 +261,25 @@ class Load:
 
 
 def wrk(
-    load: Load, settings: Settings, connections: int, seconds: float, max_requests: int = 0
+    load: Load,
+    settings: Settings,
+    connections: int,
+    seconds: float,
+    max_requests: int = 0,
+    *,
+    stream: bool = False,
 ) -> dict[str, float]:
-    """One wrk run on the client core; its send.lua summary. wrk takes whole seconds."""
+    """One wrk run on the client core; its send.lua summary. wrk takes whole seconds.
+
+    A stream's every response is checked for the expected text: wrk times a response to
+    its last chunk, so a stream that ends early would only be measured fast."""
     environment = {
         **os.environ,
-        "BENCH_BODY_FILE": str(load.body_file),
+        "BENCH_BODY_FILE": str(load.stream_body_file if stream else load.body_file),
         "BENCH_PATH": load.path,
         "BENCH_A2A": "1" if load.a2a else "0",
         "BENCH_MAX_REQUESTS": str(max_requests),
+        "BENCH_EXPECT": load.expect if stream else "",
     }
     command = [
         "wrk",
@@ -258,7 +304,14 @@ def wrk(
 
 
 def errors_of(summary: dict[str, float]) -> int:
-    keys = ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts")
+    keys = (
+        "connect_errors",
+        "read_errors",
+        "write_errors",
+        "status_errors",
+        "timeouts",
+        "unexpected",
+    )
     return int(sum(summary[key] for key in keys))
 
 
@@ -307,10 +360,11 @@ def webhook_body(text: str) -> bytes:
     return json.dumps(document).encode()
 
 
-def send_message_body(text: str) -> bytes:
-    """A v1.0 blocking SendMessage; the same messageId every time (neither server minds)."""
+def send_message_body(text: str, method: str = "SendMessage") -> bytes:
+    """A v1.0 blocking SendMessage (or SendStreamingMessage); the same messageId every time
+    (neither server minds)."""
     message = {"role": "ROLE_USER", "messageId": "bench-1", "parts": [{"text": text}]}
-    document = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    document = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
     return json.dumps(document).encode()
 
 
@@ -383,9 +437,33 @@ def check_answer(load: Load, body: bytes) -> None:
     headers = {"Content-Type": "application/json"}
     if load.a2a:
         headers["A2A-Version"] = "1.0"
-    reply = http_post(load.port, load.path, body, headers)
+    _, reply = http_post(load.port, load.path, body, headers)
     if load.expect.encode() not in reply or b'"ok"' not in reply:
         raise RuntimeError(f"unexpected answer on {load.url}: {reply[:300]!r}")
+
+
+def streams(load: Load, say: Callable[[str], None]) -> bool:
+    """Whether the target answers a streaming send with a stream that ends in the answer.
+
+    A JSON-RPC error instead (an n8n-a2a from before streaming), or no answer in time,
+    leaves its stream columns empty; any other wrong answer stops the bench, as on a
+    blocking send."""
+    assert load.stream_body_file is not None
+    headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    try:
+        fields, reply = http_post(load.port, load.path, load.stream_body_file.read_bytes(), headers)
+    except TimeoutError:
+        # Still busy with the slow sends: this run has no stream figures (the median
+        # takes the others), rather than no figures at all.
+        say("      no stream measured: the streaming send took over 10 s to answer")
+        return False
+    if fields.get(b"content-type", b"").startswith(b"text/event-stream"):
+        if load.expect.encode() in reply and b'"ok"' in reply:
+            return True
+    elif fields.get(b"content-type", b"").startswith(b"application/json") and b'"error"' in reply:
+        say(f"      does not stream: {reply[:200].decode(errors='replace')}")
+        return False
+    raise RuntimeError(f"unexpected stream on {load.url}: {reply[:300]!r}")
 
 
 def measure(
@@ -406,18 +484,32 @@ def measure(
         )
         check_answer(load, files["webhook"].read_bytes())
         return _measure_load(load, settings, None, say)
-    load = Load(0, "/", files["a2a"], files["a2a-slow"], True, "TASK_STATE_COMPLETED")
+    load = Load(
+        0,
+        "/",
+        files["a2a"],
+        files["a2a-slow"],
+        True,
+        "TASK_STATE_COMPLETED",
+        files["a2a-stream"],
+    )
     store_url = database() if target.shared_store and database is not None else None
     with serving(target, settings, webhook_url, logs, store_url) as (process, port, ready_ms):
-        load = Load(port, load.path, load.body_file, load.slow_body_file, load.a2a, load.expect)
+        load = replace(load, port=port)
         check_answer(load, files["a2a"].read_bytes())
         time.sleep(1.0)  # let start-up garbage settle before reading idle memory
         sample: Sample = {"ready_ms": ready_ms, "idle_mib": rss_kib(process.pid) / 1024}
         sample.update(_measure_load(load, settings, process.pid, say))
+        # The peak of the blocking sends alone: the streams come after, as a workload of
+        # their own.
         sample["peak_mib"] = rss_kib(process.pid, "VmHWM") / 1024
         if store_url is not None:
             with serving(target, settings, webhook_url, logs, store_url) as (_, other, _):
                 sample.update(cross_replica_events(port, other, settings.events))
+        # The slow sends the client gave up on may still be running: wait for them.
+        settle(process.pid, settings.inflight_timeout_s)
+        if streams(load, say):
+            sample.update(_measure_streams(load, settings, process.pid))
         return sample
 
 
@@ -524,6 +616,20 @@ def _measure_load(
     return sample
 
 
+def _measure_streams(load: Load, settings: Settings, pid: int) -> Sample:
+    """Streaming sends at concurrency N, each timed to its stream's end: like c=N above."""
+    wrk(load, settings, settings.concurrency, settings.warmup_s, stream=True)
+    used = cpu_seconds_of(pid)
+    summary = wrk(load, settings, settings.concurrency, settings.c64_s, stream=True)
+    used = cpu_seconds_of(pid) - used
+    return {
+        "stream_rps": summary["requests"] / (summary["duration_us"] / 1e6),
+        "stream_cpu_ms": 1000 * used / max(summary["requests"], 1),
+        "stream_p99_ms": summary["p99_us"] / 1000,
+        "stream_errors": float(errors_of(summary)),
+    }
+
+
 # --- the table ----------------------------------------------------------------------------
 
 COLUMNS: list[tuple[str, str, str]] = [
@@ -546,6 +652,9 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("event_p99_ms", "xrep p99 ms", "{:.1f}"),
     ("inflight_s", "slow all s", "{:.2f}"),
     ("slow_cpu_ms", "cpu/req slow ms", "{:.2f}"),
+    ("stream_rps", "stream rps c=N", "{:.0f}"),
+    ("stream_cpu_ms", "cpu/stream c=N ms", "{:.2f}"),
+    ("stream_p99_ms", "stream p99 c=N ms", "{:.1f}"),
 ]
 
 
@@ -615,6 +724,7 @@ def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
                 for metric, label in (
                     ("cn_rps", "rps c=N"),
                     ("c1_rps", "rps c=1"),
+                    ("stream_rps", "stream rps c=N"),
                     ("added_p50_ms", "+p50"),
                     ("idle_mib", "idle"),
                     ("peak_mib", "peak"),
@@ -795,6 +905,7 @@ def collect(targets: Sequence[Target], settings: Settings) -> tuple[Stats, list[
             "webhook-slow": webhook_body(SLOW_MARKER),
             "a2a": send_message_body("hello"),
             "a2a-slow": send_message_body(SLOW_MARKER),
+            "a2a-stream": send_message_body("hello", "SendStreamingMessage"),
         }
         paths = {name: work / f"{name}.json" for name in files}
         for name, body in files.items():

@@ -65,7 +65,7 @@ class WebhookExecutor(AgentExecutor):
 
 
 def agent_card(url: str) -> AgentCard:
-    """A card like n8n-a2a's: one skill, JSON-RPC, no streaming."""
+    """A card like n8n-a2a's: one skill, JSON-RPC, streaming (SendStreamingMessage)."""
     return AgentCard(
         name="Bench agent",
         description="The a2a-sdk server in front of the bench webhook.",
@@ -73,7 +73,7 @@ def agent_card(url: str) -> AgentCard:
         supported_interfaces=[
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
         ],
-        capabilities=AgentCapabilities(streaming=False, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[

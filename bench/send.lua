@@ -1,6 +1,9 @@
 -- wrk script: POST one fixed request body over keep-alive and report as one JSON line.
 -- Environment: BENCH_BODY_FILE (the body), BENCH_PATH, BENCH_A2A (send A2A-Version: 1.0
--- when "1"), BENCH_MAX_REQUESTS (stop each thread after that many responses; 0: no limit).
+-- when "1"), BENCH_MAX_REQUESTS (stop each thread after that many responses; 0: no limit),
+-- BENCH_EXPECT (count every response that is not a 200 holding this text as unexpected).
+-- wrk counts a response once its body is complete: for an SSE stream, the last chunk,
+-- sent after the server closes the stream.
 local function read_file(path)
   local file = assert(io.open(path, "rb"))
   local content = file:read("*a")
@@ -17,13 +20,23 @@ if os.getenv("BENCH_A2A") == "1" then
 end
 
 local max_requests = tonumber(os.getenv("BENCH_MAX_REQUESTS") or "0")
+local expect = os.getenv("BENCH_EXPECT") or ""
 local seen = 0
+unexpected = 0 -- a global: done() reads it from each thread
+
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
 
 -- Only defined when needed: a response() hook makes wrk hand every body to Lua.
-if max_requests > 0 then
+if max_requests > 0 or expect ~= "" then
   function response(status, headers, body)
+    if expect ~= "" and (status ~= 200 or not body:find(expect, 1, true)) then
+      unexpected = unexpected + 1
+    end
     seen = seen + 1
-    if seen >= max_requests then
+    if max_requests > 0 and seen >= max_requests then
       wrk.thread:stop()
     end
   end
@@ -31,9 +44,15 @@ end
 
 function done(summary, latency, requests)
   local errors = summary.errors
+  local wrong = 0
+  for _, thread in ipairs(threads) do
+    wrong = wrong + (thread:get("unexpected") or 0)
+  end
   io.write(string.format(
     '{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"mean_us":%.1f,' ..
-    '"connect_errors":%d,"read_errors":%d,"write_errors":%d,"status_errors":%d,"timeouts":%d}\n',
+    '"connect_errors":%d,"read_errors":%d,"write_errors":%d,"status_errors":%d,"timeouts":%d,' ..
+    '"unexpected":%d}\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    latency.mean, errors.connect, errors.read, errors.write, errors.status, errors.timeout))
+    latency.mean, errors.connect, errors.read, errors.write, errors.status, errors.timeout,
+    wrong))
 end

@@ -111,6 +111,8 @@ class _Call:
     task: Task | None = None  # as its last move here left it: a read saved when it ends
     webhook_status: int | None = None
     seconds: float | None = None
+    #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
+    over: bool = False
 
 
 class Executor:
@@ -450,6 +452,7 @@ class Executor:
                         verdict = await self._call_workflow(call)
                 finally:
                     self._slots.release_on_behalf_of(call)
+            call.over = True
             if verdict is not None:
                 ended = await self._record(task_id, verdict, call.task)
         except Exception:
@@ -523,7 +526,7 @@ class Executor:
         """A task whose call is under way ended otherwise (cancel, shutdown): close the call."""
         if isinstance(event, StatusUpdate) and event.status.state.is_terminal:
             call = self._calls.get(event.task_id)
-            if call is not None:
+            if call is not None and not call.over:
                 call.scope.cancel()
 
     def _note_waiting(self, event: TaskEvent) -> None:

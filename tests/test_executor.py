@@ -165,6 +165,27 @@ async def test_a_blocking_send_answers_with_the_terminal_task() -> None:
     assert workflow.calls[0].task_id == task.id
 
 
+async def test_a_call_that_answered_is_not_cut_by_its_own_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The task's end reaches the executor's listener too. The call has left its scope by
+    # then: a cancel would change nothing and costs trio a cancel reason on every send.
+    cancelled: list[trio.CancelScope] = []
+    cancel = trio.CancelScope.cancel
+
+    def counting(scope: trio.CancelScope, reason: str | None = None) -> None:
+        cancelled.append(scope)
+        cancel(scope, reason)
+
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        monkeypatch.setattr(trio.CancelScope, "cancel", counting)
+        task = await executor.send(message("12 pallets", blocking=True), Caller())
+        await trio.testing.wait_all_tasks_blocked()
+        monkeypatch.undo()
+    assert task.status.state is TaskState.COMPLETED
+    assert cancelled == []
+
+
 async def test_cancel_in_the_tick_a_queued_task_gets_its_slot() -> None:
     workflow = ScriptedWorkflow()
     async with executor_for(workflow, max_concurrent_calls=1) as executor:
