@@ -530,7 +530,7 @@ def cross_replica_events(port: int, other: int, count: int) -> Sample:
             "messageId": str(uuid.uuid4()),
             "parts": [{"text": SLOW_MARKER}],
         }
-        sent = http_post(
+        _, sent = http_post(
             port,
             "/",
             _rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}}),
