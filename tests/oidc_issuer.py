@@ -15,9 +15,9 @@ from typing import Any
 import jwt
 import trio
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+from tests.asgi import handled_lifespan, serve_on_loopback
 
 Scope = dict[str, Any]
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
@@ -106,12 +106,8 @@ class LocalIssuer:
         }
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
+        if await handled_lifespan(scope, receive, send):
+            return
         status = 404
         document: dict[str, Any] = {"error": "not found"}
         if self.down:
@@ -135,11 +131,7 @@ async def start_issuer(
 ) -> LocalIssuer:
     """Serve a new issuer with one RS256 key on 127.0.0.1 (over TLS when given a certificate)."""
     issuer = LocalIssuer(keys=[SigningKey.new()])
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.errorlog = None
-    config.certfile, config.keyfile = certfile, keyfile
-    binds = await nursery.start(serve, issuer, config)
-    issuer.issuer = binds[0]
+    issuer.issuer = await serve_on_loopback(
+        nursery, issuer, port=port, certfile=certfile, keyfile=keyfile
+    )
     return issuer

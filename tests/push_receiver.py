@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+
+from tests.asgi import handled_lifespan, lower_headers, read_body, serve_on_loopback
 
 Scope = dict[str, Any]
 
@@ -66,19 +66,10 @@ class PushReceiver:
         self._changed = trio.Event()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if await handled_lifespan(scope, receive, send):
+            return
+        body = await read_body(receive)
+        headers = lower_headers(scope)
         self.received.append(Delivery(scope["path"], headers, body))
         if self.hold:
             self.held += 1
@@ -104,11 +95,7 @@ async def start_push_receiver(
     """Serve a new receiver on host:port (a free port by default), over TLS when given a
     certificate."""
     receiver = PushReceiver()
-    config = Config()
-    config.bind = [f"{host}:{port}"]
-    config.accesslog = None
-    config.errorlog = None
-    config.certfile, config.keyfile = certfile, keyfile
-    binds = await nursery.start(serve, receiver, config)
-    receiver.base_url = binds[0]
+    receiver.base_url = await serve_on_loopback(
+        nursery, receiver, host=host, port=port, certfile=certfile, keyfile=keyfile
+    )
     return receiver

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+
+from tests.asgi import handled_lifespan, lower_headers, read_body, serve_on_loopback
 
 Scope = dict[str, Any]
 
@@ -70,19 +70,10 @@ class StubWebhook:
         await self._wait_until(lambda: self.released >= count)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if await handled_lifespan(scope, receive, send):
+            return
+        body = await read_body(receive)
+        headers = lower_headers(scope)
         self.received.append(Received(headers, body, scope["client"][1]))
         self._note()
         try:
@@ -220,12 +211,7 @@ async def start_stub_webhook(
 ) -> StubWebhook:
     """Serve a new stub on a free port of 127.0.0.1, over TLS when given a certificate."""
     stub = StubWebhook()
-    config = Config()
-    config.keep_alive_timeout = keep_alive_seconds
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    config.errorlog = None
-    config.certfile, config.keyfile = certfile, keyfile
-    binds = await nursery.start(serve, stub, config)
-    stub.base_url = binds[0]
+    stub.base_url = await serve_on_loopback(
+        nursery, stub, certfile=certfile, keyfile=keyfile, keep_alive_seconds=keep_alive_seconds
+    )
     return stub

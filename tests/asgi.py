@@ -1,0 +1,56 @@
+"""What the test doubles (stub webhook, push receiver, OIDC issuer) share: a bare ASGI
+app's lifespan and body handling, and serving it with hypercorn on loopback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+
+async def handled_lifespan(scope: dict[str, Any], receive: Any, send: Any) -> bool:
+    """Answer a lifespan scope to its end; False for any other scope."""
+    if scope["type"] != "lifespan":
+        return False
+    while True:
+        message = await receive()
+        await send({"type": message["type"] + ".complete"})
+        if message["type"] == "lifespan.shutdown":
+            return True
+
+
+async def read_body(receive: Any) -> bytes:
+    body = b""
+    while True:
+        message = await receive()
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body"):
+            return body
+
+
+def lower_headers(scope: dict[str, Any]) -> dict[str, str]:
+    return {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+
+
+async def serve_on_loopback(
+    nursery: trio.Nursery,
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    keep_alive_seconds: float | None = None,
+) -> str:
+    """Serve `app` (over TLS when given a certificate); its base URL."""
+    config = Config()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.certfile, config.keyfile = certfile, keyfile
+    if keep_alive_seconds is not None:
+        config.keep_alive_timeout = keep_alive_seconds
+    binds: list[str] = await nursery.start(serve, app, config)
+    return binds[0]
