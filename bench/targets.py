@@ -1,0 +1,131 @@
+"""The targets: which server each one runs, starting it on the server core until it is
+ready, stopping it, and checking it answers right before anything is timed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from loads import Load
+from procs import free_port, pinned, stop
+from settings import BENCH, Settings
+from wire import A2A_HEADERS, JSON_HEADERS, http_get_status, http_post
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to measure: a command that serves A2A, or the webhook itself."""
+
+    name: str
+    kind: str  # "direct", "adapter" or "sdk"
+    checkout: Path | None = None  # an adapter's source tree, put first on PYTHONPATH
+    shared_store: bool = False  # tasks in PostgreSQL (ADAPTER_STORE_URL)
+
+    @property
+    def is_server(self) -> bool:
+        return self.kind != "direct"
+
+
+def server_command(
+    target: Target, port: int, webhook_url: str, store_url: str | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that serve `target` on `port`."""
+    environment = dict(os.environ)
+    if target.kind == "sdk":
+        command = [
+            sys.executable,
+            str(BENCH / "sdk_server.py"),
+            "--webhook-url",
+            webhook_url,
+            "--port",
+            str(port),
+        ]
+        return command, environment
+    assert target.checkout is not None
+    environment.update(
+        PYTHONPATH=str(target.checkout),
+        ADAPTER_AGENT_NAME="Bench agent",
+        ADAPTER_AGENT_DESCRIPTION="n8n-a2a in front of the bench webhook.",
+        ADAPTER_SKILL_ID="bench",
+        ADAPTER_SKILL_NAME="Bench",
+        ADAPTER_SKILL_DESCRIPTION="Answers ok.",
+        ADAPTER_WEBHOOK_URL=webhook_url,
+        ADAPTER_PUBLIC_URL=f"http://127.0.0.1:{port}/",
+        ADAPTER_HOST="127.0.0.1",
+        ADAPTER_PORT=str(port),
+        ADAPTER_LOG_FORMAT="json",
+        # wrk's connections are all one anonymous caller: let it hold a stream on each.
+        ADAPTER_MAX_STREAMS_PER_CALLER="1024",
+    )
+    if store_url is not None:
+        environment["ADAPTER_STORE_URL"] = store_url
+    return [sys.executable, "-m", "n8n_a2a"], environment
+
+
+@contextmanager
+def serving(
+    target: Target, settings: Settings, webhook_url: str, logs: Path, store_url: str | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], int, float]]:
+    """Start the target's server on the server core; yield it, its port and ms to a card
+    (with a shared store: to ready, the store connected)."""
+    port = free_port()
+    command, environment = server_command(target, port, webhook_url, store_url)
+    ready_path = "/readyz" if store_url is not None else CARD_PATH
+    log = (logs / f"{target.name}-{port}.log").open("wb")
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        pinned(settings.server_core, command),
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=logs,
+    )
+    try:
+        deadline = began + 30
+        while http_get_status(port, ready_path) != 200:
+            if process.poll() is not None or time.perf_counter() > deadline:
+                raise RuntimeError(f"{target.name} did not serve its card; see {log.name}")
+            time.sleep(0.002)
+        yield process, port, (time.perf_counter() - began) * 1000
+    finally:
+        stop(process)
+        log.close()
+
+
+def check_answer(load: Load, body: bytes) -> None:
+    """One request first: a target that answers wrongly would only be measured fast."""
+    _, reply = http_post(load.port, load.path, body, A2A_HEADERS if load.a2a else JSON_HEADERS)
+    if load.expect.encode() not in reply or b'"ok"' not in reply:
+        raise RuntimeError(f"unexpected answer on {load.url}: {reply[:300]!r}")
+
+
+def streams(load: Load, say: Callable[[str], None]) -> bool:
+    """Whether the target answers a streaming send with a stream that ends in the answer.
+
+    A JSON-RPC error instead (an n8n-a2a from before streaming), or no answer in time,
+    leaves its stream columns empty; any other wrong answer stops the bench, as on a
+    blocking send."""
+    assert load.stream_body_file is not None
+    body = load.stream_body_file.read_bytes()
+    try:
+        fields, reply = http_post(load.port, load.path, body, A2A_HEADERS)
+    except TimeoutError:
+        # Still busy with the slow sends: this run has no stream figures (the median
+        # takes the others), rather than no figures at all.
+        say("      no stream measured: the streaming send took over 10 s to answer")
+        return False
+    if fields.get(b"content-type", b"").startswith(b"text/event-stream"):
+        if load.expect.encode() in reply and b'"ok"' in reply:
+            return True
+    elif fields.get(b"content-type", b"").startswith(b"application/json") and b'"error"' in reply:
+        say(f"      does not stream: {reply[:200].decode(errors='replace')}")
+        return False
+    raise RuntimeError(f"unexpected stream on {load.url}: {reply[:300]!r}")
