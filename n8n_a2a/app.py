@@ -49,7 +49,7 @@ from .protocol.push import (
 )
 from .protocol.versions import V03, V1, codec_for, negotiate
 from .push.service import PushNotifications
-from .streams import SubscriberTooSlow
+from .streams import StreamQuota, SubscriberTooSlow
 from .webhook import Caller
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
@@ -90,6 +90,8 @@ def create_app(
         legacy: _CachedCard.of(agent_card(settings, legacy_fields=legacy))
         for legacy in (True, False)
     }
+
+    streams = StreamQuota(settings.max_streams_per_caller)
 
     # Clients look for the card under the URL they were given; behind an ingress that
     # is the public URL's path, so the card is there too.
@@ -204,6 +206,7 @@ def create_app(
         a race with the check) is the stream's last event in both versions."""
         if codec is V1:
             try:
+                streams.check(caller.owner)
                 await executor.check_stream(operation, caller)
             except A2AError as error:
                 return refuse(request_id, codec, error, method)
@@ -214,19 +217,20 @@ def create_app(
         async def events() -> AsyncIterator[bytes]:
             metrics.stream_opened()
             try:
-                async with executor.stream(operation, caller) as task_stream:
-                    metrics.request_answered(method, 0)
-                    yield result(task_stream.task)
-                    while True:
-                        with trio.move_on_after(settings.stream_keepalive) as idle:
-                            event = await task_stream.next()
-                        if idle.cancelled_caught:
-                            yield sse.comment("keep-alive")  # proxies cut silent connections
-                        elif event is None:
-                            return
-                        else:
-                            metrics.stream_event_sent()
-                            yield result(event)
+                with streams.hold(caller.owner):
+                    async with executor.stream(operation, caller) as task_stream:
+                        metrics.request_answered(method, 0)
+                        yield result(task_stream.task)
+                        while True:
+                            with trio.move_on_after(settings.stream_keepalive) as idle:
+                                event = await task_stream.next()
+                            if idle.cancelled_caught:
+                                yield sse.comment("keep-alive")  # proxies cut silent connections
+                            elif event is None:
+                                return
+                            else:
+                                metrics.stream_event_sent()
+                                yield result(event)
             except A2AError as error:
                 if isinstance(error, SubscriberTooSlow):
                     metrics.stream_subscriber_dropped()
@@ -257,13 +261,13 @@ def create_app(
             case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
                 # A task the caller may not see is unknown here too, as GetTask answers.
                 await executor.get(operation.task_id, caller)
-                return await _perform_push(codec, operation)
+                return await _perform_push(codec, operation, caller)
         raise AssertionError(f"not a JSON operation: {operation!r}")  # streams go elsewhere
 
-    async def _perform_push(codec: Codec, operation: PushOperation) -> object:
+    async def _perform_push(codec: Codec, operation: PushOperation, caller: Caller) -> object:
         match operation:
             case CreatePushConfig():
-                return codec.encode_push_config(await push.create(operation))
+                return codec.encode_push_config(await push.create(operation, caller.owner))
             case GetPushConfig():
                 return codec.encode_push_config(await push.get(operation))
             case ListPushConfigs():

@@ -58,6 +58,7 @@ class Settings:
     task_ttl: float = 3600.0
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
+    max_streams_per_caller: int = 32
     require_token: bool = False
     oidc_issuer: str | None = None
     oidc_audience: str | None = None
@@ -68,8 +69,10 @@ class Settings:
     log_format: str = "auto"
     push_max_configs: int = 8
     push_max_attempts: int = 5
+    push_max_concurrent: int = 64
+    push_max_per_address: int = 4
     push_allow_hosts: AllowList = field(default_factory=AllowList)
-    store_url: str | None = None
+    store_url: str | None = field(default=None, repr=False)  # it may hold a password
     lease_seconds: float = 15.0
 
     @property
@@ -115,6 +118,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         task_ttl=_optional(environ, "ADAPTER_TASK_TTL", 3600.0, _seconds),
         shutdown_grace=_optional(environ, "ADAPTER_SHUTDOWN_GRACE", 30.0, _seconds),
         stream_keepalive=_optional(environ, "ADAPTER_STREAM_KEEPALIVE", 15.0, _seconds),
+        max_streams_per_caller=_optional(
+            environ, "ADAPTER_MAX_STREAMS_PER_CALLER", 32, _at_least(1)
+        ),
         require_token=_optional(environ, "ADAPTER_REQUIRE_TOKEN", False, _boolean),
         oidc_issuer=_oidc_issuer(environ),
         oidc_audience=_oidc_audience(environ),
@@ -125,6 +131,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         log_format=_optional(environ, "ADAPTER_LOG_FORMAT", "auto", _one_of(*LOG_FORMATS)),
         push_max_configs=_optional(environ, "ADAPTER_PUSH_MAX_CONFIGS", 8, _at_least(1)),
         push_max_attempts=_optional(environ, "ADAPTER_PUSH_MAX_ATTEMPTS", 5, _at_least(1)),
+        push_max_concurrent=_optional(environ, "ADAPTER_PUSH_MAX_CONCURRENT", 64, _at_least(1)),
+        push_max_per_address=_optional(environ, "ADAPTER_PUSH_MAX_PER_ADDRESS", 4, _at_least(1)),
         push_allow_hosts=_optional(
             environ, "ADAPTER_PUSH_ALLOW_HOSTS", AllowList(), AllowList.parse
         ),
@@ -256,6 +264,24 @@ def _store_url(environ: Mapping[str, str]) -> str | None:
             "ADAPTER_STORE_URL",
             "needs the PostgreSQL driver: pip install 'n8n-a2a[postgres]'",
         )
+    # The postgres extra: imported only when a store URL is set.
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    malformed = ConfigError(
+        "ADAPTER_STORE_URL",
+        "is not a valid postgresql:// URL (in the user name and password, write '@' as %40,"
+        " '/' as %2F and '%' as %25)",
+    )
+    try:
+        conninfo_to_dict(value)
+    except psycopg.Error:
+        raise malformed from None  # libpq's message quotes the URL
+    # libpq takes the user and password up to the first '@', unless a '/' comes first: a
+    # further '@' (one in the password) would make a host of what follows it.
+    userinfo, at, rest = value.partition("://")[2].partition("@")
+    if "@" in rest or (at and "/" in userinfo):
+        raise malformed
     return value
 
 

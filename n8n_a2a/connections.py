@@ -15,7 +15,8 @@
 - It shields every send from cancellation, so a client that stops taking a response
   holds its connection, and shutdown, for ever.
 - It has no connection limit: at the file limit accept(2) fails, and new clients wait
-  unanswered in the listen backlog.
+  unanswered in the listen backlog (trio.serve_listeners logs each failure, with its
+  traceback, ten times a second).
 
 So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 and all)
 inside a cancel scope whose deadline follows a ConnectionTimer. The stream under
@@ -23,12 +24,16 @@ TCPServer reports each request's first byte and the client's end, and gives each
 of a send ADAPTER_SEND_TIMEOUT to go out; an ASGI layer over the app reports the request
 read and the response sent, shields that last send, and says `Connection: close` on an
 answer that comes before the request was read whole. The accept loop counts
-connections and answers one past the limit with a 503.
+connections and answers one past the limit with a 503; where accept(2) fails for want of
+descriptors or memory all the same, it waits and tries again, and says so once in a while.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import math
+import os
 import resource
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -61,9 +66,15 @@ logger = logging.getLogger(__name__)
 
 #: Connections answered 503 at once; past that many, one more is closed unanswered.
 REFUSALS_AT_ONCE = 256
-#: File descriptors the process needs beside connections and webhook calls (the
-#: listening socket, logs, the CA bundle, DNS look-ups).
+#: File descriptors the process needs beside connections, webhook calls and push POSTs
+#: (the listening socket, logs, the CA bundle, DNS look-ups: trio's 40 threads and push's 8).
 OTHER_DESCRIPTORS = 64
+#: Seconds between two log lines about accept(2) failing for want of resources.
+ACCEPT_FAILURE_LOG_INTERVAL = 10.0
+# Seconds to wait after such a failure before accepting again (trio's own pause).
+_ACCEPT_RETRY = 0.1
+# accept(2)'s errors that say the process or the system is short of something.
+_SHORTAGES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 # Seconds a last answer written without hypercorn (a 503, a 408) has to go out. After a
 # 503 the refused client's request is read and dropped meanwhile: closing on unread
 # bytes sends a reset, which can make the client lose the 503.
@@ -74,11 +85,16 @@ _SEND_PIECE = 64 * 1024
 
 def descriptors_needed(settings: Settings) -> int:
     """File descriptors the adapter may hold at once at its configured limits."""
+    return _shared(settings) + OTHER_DESCRIPTORS
+
+
+def _shared(settings: Settings) -> int:
+    """The descriptors that share the file limit in proportion when it is short."""
     return (
         settings.max_connections
         + settings.max_concurrent_calls
         + REFUSALS_AT_ONCE
-        + OTHER_DESCRIPTORS
+        + settings.push_max_concurrent
     )
 
 
@@ -95,22 +111,28 @@ def raised_file_limit(soft: int, hard: int, needed: int) -> int:
 class ConnectionLimits:
     connections: int  # served at once
     refusals: int  # answered 503 at once; past that many, one more is closed unanswered
+    push_posts: int  # push POSTs under way at once
 
 
 def limits_within(settings: Settings, file_limit: int) -> ConnectionLimits:
-    """ADAPTER_MAX_CONNECTIONS and REFUSALS_AT_ONCE, or fewer when the file limit has no
-    room for them: past the limit a client gets a 503, past the file limit no answer.
+    """ADAPTER_MAX_CONNECTIONS, REFUSALS_AT_ONCE and ADAPTER_PUSH_MAX_CONCURRENT, or fewer
+    when the file limit has no room for them: past the limit a client gets a 503, past
+    the file limit no answer.
 
-    Short of room, connections, refusals and webhook calls share what the limit leaves
-    in the proportion configured (a call past its share fails as UNREACHABLE).
+    Short of room, connections, refusals, webhook calls and push POSTs share what the
+    limit leaves in the proportion configured (a call past its share fails as
+    UNREACHABLE; a push POST past its share waits for its turn).
     """
     if file_limit == resource.RLIM_INFINITY or file_limit >= descriptors_needed(settings):
-        return ConnectionLimits(settings.max_connections, REFUSALS_AT_ONCE)
+        return ConnectionLimits(
+            settings.max_connections, REFUSALS_AT_ONCE, settings.push_max_concurrent
+        )
     spare = max(0, file_limit - OTHER_DESCRIPTORS)
-    wanted = settings.max_connections + settings.max_concurrent_calls + REFUSALS_AT_ONCE
+    wanted = _shared(settings)
     return ConnectionLimits(
         connections=max(1, spare * settings.max_connections // wanted),
         refusals=spare * REFUSALS_AT_ONCE // wanted,
+        push_posts=max(1, spare * settings.push_max_concurrent // wanted),
     )
 
 
@@ -124,11 +146,13 @@ def fit_file_limit(settings: Settings) -> ConnectionLimits:
     limits = limits_within(settings, limit)
     if limits.connections < settings.max_connections:
         logger.warning(
-            "the file limit (RLIMIT_NOFILE) is %d, below the %d that ADAPTER_MAX_CONNECTIONS "
-            "and ADAPTER_MAX_CONCURRENT_CALLS need: at most %d connections are served at once",
+            "the file limit (RLIMIT_NOFILE) is %d, below the %d that ADAPTER_MAX_CONNECTIONS, "
+            "ADAPTER_MAX_CONCURRENT_CALLS and ADAPTER_PUSH_MAX_CONCURRENT need: at most %d "
+            "connections are served at once, and %d push POSTs made",
             limit,
             needed,
             limits.connections,
+            limits.push_posts,
         )
     return limits
 
@@ -140,17 +164,19 @@ async def serve_http(
     app: ASGIFramework,
     config: Config,
     settings: Settings,
+    limits: ConnectionLimits,
     sockets: Sockets,
     *,
     shutdown_trigger: ShutdownTrigger,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `app` on the listening `sockets` until `shutdown_trigger` returns, as
-    hypercorn's trio worker does (lifespan, graceful_timeout), with bounded connections."""
+    hypercorn's trio worker does (lifespan, graceful_timeout), with bounded connections
+    (`limits`: what fit_file_limit found room for)."""
     state: LifespanState = {}
     lifespan = Lifespan(ASGIWrapper(app), config, state)
     context = WorkerContext(None)
-    accept = _Acceptor(app, config, context, state, settings, fit_file_limit(settings))
+    accept = _Acceptor(app, config, context, state, settings, limits)
     async with trio.open_nursery() as lifespan_nursery:
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
@@ -168,7 +194,7 @@ async def serve_http(
                     accepting.start_soon(
                         partial(trio.serve_listeners, handler_nursery=connections),
                         accept,
-                        listeners,
+                        [PatientListener(listener) for listener in listeners],
                     )
                     task_status.started(binds)
                     await shutdown_trigger()
@@ -179,6 +205,56 @@ async def serve_http(
                 connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
+
+
+class PatientListener(trio.abc.Listener[trio.SocketStream]):
+    """A listener whose accept() waits out a shortage (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+    and tries again, logging it once per interval with a count, without a traceback.
+
+    trio.serve_listeners does the same, but logs every failed try, ten a second, each
+    with its traceback: a log flood on top of the shortage.
+    """
+
+    def __init__(
+        self,
+        listener: trio.abc.Listener[trio.SocketStream],
+        interval: float = ACCEPT_FAILURE_LOG_INTERVAL,
+    ) -> None:
+        self._listener = listener
+        self._interval = interval
+        self._unreported = 0
+        self._quiet_until = -math.inf
+
+    async def accept(self) -> trio.SocketStream:
+        while True:
+            try:
+                return await self._listener.accept()
+            except OSError as error:
+                if error.errno not in _SHORTAGES:
+                    raise
+                self._failed(error.errno)
+            await trio.sleep(_ACCEPT_RETRY)
+
+    async def aclose(self) -> None:
+        await self._listener.aclose()
+
+    def _failed(self, number: int) -> None:
+        self._unreported += 1
+        now = trio.current_time()
+        if now < self._quiet_until:
+            return
+        name = errno.errorcode[number]
+        fields = {"event": "accept_failed", "errno": name, "failures": self._unreported}
+        logger.error(
+            "accepting a connection failed with %s (%s), %d time(s) since the last such "
+            "line; new clients wait in the listen backlog meanwhile",
+            name,
+            os.strerror(number),
+            self._unreported,
+            extra={"fields": fields},
+        )
+        self._unreported = 0
+        self._quiet_until = now + self._interval
 
 
 class _Acceptor:

@@ -31,6 +31,7 @@ from typing import Protocol
 import trio
 
 from . import lifecycle
+from .identity import Owner
 from .keep import MAX_STORED_TEXT, check_ids, kept_message, kept_reply
 from .metrics import Metrics
 from .outcome import HttpReply, Outcome, Verdict, WebhookReply, classify
@@ -83,7 +84,7 @@ class Workflow(Protocol):
 class InlinePush(Protocol):
     """Takes the push config a send carries (push.service.PushNotifications)."""
 
-    async def check(self, config: PushConfig) -> None:
+    async def check(self, config: PushConfig, owner: Owner) -> None:
         """A2AError when the config cannot be taken: before its task is made or moved."""
 
     async def register(self, task: Task, config: PushConfig) -> PushConfig:
@@ -252,7 +253,7 @@ class Executor:
             await self._subscribable(operation.task_id, caller)
             return
         self._admit()
-        await self._check_push(operation)
+        await self._check_push(operation, caller)
         message = operation.message
         if message.task_id is not None:
             check_ids(message)
@@ -333,7 +334,7 @@ class Executor:
     async def _take(self, operation: SendMessage, caller: Caller) -> Task:
         """The send's task (see `_submit`), with the push config the send carries held
         before the send's first event: a new task's first, or a next turn's."""
-        config = await self._check_push(operation)
+        config = await self._check_push(operation, caller)
         if config is None:
             return await self._submit(operation.message, caller)
         assert self._push is not None  # else the check refused it
@@ -348,7 +349,7 @@ class Executor:
         await self._push.register(waiting, config)
         return await self._submit(message, caller)
 
-    async def _check_push(self, operation: SendMessage) -> PushConfig | None:
+    async def _check_push(self, operation: SendMessage, caller: Caller) -> PushConfig | None:
         """The send's push config, if it carries one that can be taken."""
         config = operation.push_config
         if config is not None:
@@ -357,7 +358,7 @@ class Executor:
                     ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
                     "Push notifications are not supported by this agent",
                 )
-            await self._push.check(config)
+            await self._push.check(config, caller.owner)
         return config
 
     async def _submit(self, message: Message, caller: Caller) -> Task:

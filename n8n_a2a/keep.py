@@ -12,12 +12,11 @@ from dataclasses import replace
 
 from .protocol.errors import A2AError
 from .protocol.model import JSONObject, Message, Part
+from .protocol.params import MAX_ID_CHARS
 from .text import cut, repair
 
 #: The default of ADAPTER_MAX_STORED_TEXT: characters of text a task keeps of each message.
 MAX_STORED_TEXT = 8192
-#: The longest messageId, contextId or taskId a message may carry.
-MAX_ID_CHARS = 1024
 # What a part counts for beside its text when a message is measured against the limit.
 _PART_CHARS = 16
 

@@ -73,6 +73,12 @@ class Metrics:
             "Streams closed because their reader fell too far behind.",
             registry=self.registry,
         )
+        self._ignored_notifications = Counter(
+            "n8n_a2a_store_notifications_ignored",
+            "Notifications on the shared store's channel that carried no task id and event"
+            " number: sent by someone else.",
+            registry=self.registry,
+        )
 
         self._push = Counter(
             "n8n_a2a_push_deliveries",
@@ -131,6 +137,9 @@ class Metrics:
 
     def stream_subscriber_dropped(self) -> None:
         self._slow_subscribers.inc()
+
+    def store_notification_ignored(self) -> None:
+        self._ignored_notifications.inc()
 
     def watch_push(self, queued: Callable[[], float]) -> None:
         Gauge(

@@ -15,13 +15,14 @@ from hypercorn.config import Config, Sockets
 from . import __version__
 from .app import create_app
 from .config import Settings
-from .connections import serve_http
+from .connections import fit_file_limit, serve_http
 from .executor import Drained, Executor
 from .leases import Leases, keep_leases
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
 from .push import PushConfigStore
 from .push.deliverer import Deliverer
+from .push.lookups import Lookups
 from .push.memory import MemoryPushConfigStore
 from .push.sender import PushSender
 from .push.service import PushNotifications
@@ -97,7 +98,7 @@ class _Stores:
 
 
 @asynccontextmanager
-async def _stores(settings: Settings) -> AsyncIterator[_Stores]:
+async def _stores(settings: Settings, metrics: Metrics) -> AsyncIterator[_Stores]:
     """In this process's memory, or with ADAPTER_STORE_URL in PostgreSQL."""
     if settings.store_url is None:
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
@@ -113,6 +114,7 @@ async def _stores(settings: Settings) -> AsyncIterator[_Stores]:
         lease_seconds=settings.lease_seconds,
         ttl_seconds=settings.task_ttl,
         input_ttl=settings.input_ttl,
+        ignored=metrics.store_notification_ignored,
     ) as (shared, events):
 
         def problem() -> str | None:
@@ -150,18 +152,26 @@ async def serve(
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0
     sockets = listen(config, settings)
+    limits = fit_file_limit(settings)
+    # Push lookups run in threads of their own, configs' and deliveries' alike.
+    lookups = Lookups()
     stopping = trio.Event()
     reason = "the server stopped"
     drained = Drained(finished=0, cut=0)
     undelivered = 0
+    metrics = Metrics()
     async with (
         WebhookClient(settings) as webhook,
-        PushSender(settings.push_allow_hosts) as push_sender,
+        PushSender(
+            settings.push_allow_hosts,
+            resolve=lookups.resolve,
+            max_concurrent=limits.push_posts,
+            max_per_address=settings.push_max_per_address,
+        ) as push_sender,
         _token_verifier(settings) as verifier,
-        _stores(settings) as stores,
+        _stores(settings, metrics) as stores,
         trio.open_nursery() as calls,
     ):
-        metrics = Metrics()
         store, events, configs, leases = stores.tasks, stores.events, stores.configs, stores.leases
         deliverer = Deliverer(
             push_sender,
@@ -176,6 +186,7 @@ async def serve(
             store,
             settings.push_allow_hosts,
             max_configs=settings.push_max_configs,
+            lookups=lookups,
         )
         executor = Executor(
             calls,
@@ -227,6 +238,7 @@ async def serve(
                 app,
                 config,
                 settings,
+                limits,
                 sockets,
                 shutdown_trigger=stop_when_told,
                 task_status=task_status,

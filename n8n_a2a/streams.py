@@ -1,15 +1,23 @@
-"""One subscriber's view of a task: the task as it was when it joined, then every later event.
+"""Event streams: one subscriber's view of a task, and how many one caller may hold open.
 
-Events reach a subscriber through a bounded buffer, filled by the publisher's step and
-emptied at the subscriber's pace. The publisher never waits: a subscriber too slow to
-keep up is dropped (its stream ends with an error) while the task and every other
-subscriber go on, so memory stays bounded whatever a client does.
+A subscriber sees the task as it was when it joined, then every later event. Events
+reach it through a bounded buffer, filled by the publisher's step and emptied at the
+subscriber's pace. The publisher never waits: a subscriber too slow to keep up is
+dropped (its stream ends with an error) while the task and every other subscriber go on,
+so memory stays bounded whatever a client does. A stream holds a connection for as long
+as its task runs (a day, for a task waiting for input), so each caller may hold only so
+many at once: one caller cannot take every connection.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import trio
 
+from .identity import Owner
 from .protocol.errors import A2AError, ErrorCode
 from .protocol.model import StatusUpdate, Task, TaskEvent
 
@@ -68,3 +76,34 @@ class TaskStream:
             self._ended = isinstance(event, StatusUpdate) and event.final
             return event
         return None
+
+
+class StreamQuota:
+    """Streams open per caller (ADAPTER_MAX_STREAMS_PER_CALLER); anonymous callers, who
+    share their tasks, share one count too."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._open: Counter[Owner] = Counter()
+
+    def check(self, owner: Owner) -> None:
+        """-32000 when the caller has its limit of streams open already."""
+        if self._open[owner] >= self._limit:
+            who = "Anonymous callers have" if owner is None else "This caller has"
+            raise A2AError(
+                ErrorCode.SERVER_BUSY,
+                f"{who} {self._limit} streams open (ADAPTER_MAX_STREAMS_PER_CALLER): close "
+                "one, or follow the task with GetTask or push notifications",
+            )
+
+    @contextmanager
+    def hold(self, owner: Owner) -> Iterator[None]:
+        """One stream of the caller's, for as long as the block runs; refused as `check`."""
+        self.check(owner)
+        self._open[owner] += 1
+        try:
+            yield
+        finally:
+            self._open[owner] -= 1
+            if not self._open[owner]:
+                del self._open[owner]

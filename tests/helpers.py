@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import socket
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import trio
 
@@ -27,17 +30,43 @@ MOMENT = datetime(2026, 11, 29, 18, 34, 32, tzinfo=UTC)
 
 
 class Resolver:
-    """A resolver that answers from a table and notes what it was asked."""
+    """A resolver that answers from a table and notes what it was asked: awaited (a
+    guard.Resolve), or `lookup` in a thread (a lookups.BlockingLookup)."""
 
     def __init__(self, table: Mapping[str, Sequence[IPAddress]]) -> None:
         self.table = table
         self.asked: list[tuple[str, int]] = []
 
-    async def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+    def lookup(self, host: str, port: int) -> Sequence[IPAddress]:
         self.asked.append((host, port))
         if host not in self.table:
             raise OSError(f"[Errno -2] Name or service not known: {host}")
         return self.table[host]
+
+    async def __call__(self, host: str, port: int) -> Sequence[IPAddress]:
+        return self.lookup(host, port)
+
+
+class Blackhole:
+    """A blocking lookup whose names under `blackhole.test` get no answer until `end()`
+    (then it gives up, as a resolver does); any other name goes to `elsewhere`. Runs in
+    threads: as a lookups.BlockingLookup, or in place of socket.getaddrinfo."""
+
+    def __init__(self, elsewhere: Callable[..., Any]) -> None:
+        self._elsewhere = elsewhere
+        self._ended = threading.Event()
+
+    def __call__(self, host: str | bytes, port: int, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host  # trio's are IDNA bytes
+        # trio first asks for a numeric address only, in the trio thread: that answers at once.
+        numeric = kwargs.get("flags", args[3] if len(args) > 3 else 0) & socket.AI_NUMERICHOST
+        if numeric or not name.endswith(".blackhole.test"):
+            return self._elsewhere(host, port, *args, **kwargs)
+        self._ended.wait()
+        raise OSError(f"[Errno -3] Temporary failure in name resolution: {name}")
+
+    def end(self) -> None:
+        self._ended.set()
 
 
 class Board:

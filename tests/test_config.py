@@ -32,6 +32,7 @@ def test_a_good_environment_loads_with_defaults() -> None:
     # The contract stays strict unless a deployment opts in; a question waits a day.
     assert (settings.allow_input_required, settings.input_ttl) == (False, 86400.0)
     assert (settings.push_max_configs, settings.push_max_attempts) == (8, 5)
+    assert (settings.push_max_concurrent, settings.push_max_per_address) == (64, 4)
     assert settings.push_allow_hosts == AllowList()
     assert (settings.keep_alive_timeout, settings.request_read_timeout) == (75.0, 30.0)
     assert settings.send_timeout == 30.0
@@ -114,6 +115,8 @@ def test_connection_timeouts_are_read() -> None:
         ("ADAPTER_LEASE_SECONDS", "soon", "number of seconds"),
         ("ADAPTER_PUSH_MAX_CONFIGS", "0", "at least 1"),
         ("ADAPTER_PUSH_MAX_ATTEMPTS", "many", "whole number"),
+        ("ADAPTER_PUSH_MAX_CONCURRENT", "0", "at least 1"),
+        ("ADAPTER_PUSH_MAX_PER_ADDRESS", "four", "whole number"),
         ("ADAPTER_PUSH_ALLOW_HOSTS", "10.0.0.1/8", "no bits set past the prefix"),
         ("ADAPTER_PUSH_ALLOW_HOSTS", "localhost, http://x/", "'http://x/' is neither"),
         ("ADAPTER_OIDC_ISSUER", "login.example", "http:// or https://"),
@@ -140,6 +143,27 @@ def test_the_shared_store_is_opt_in_and_its_url_never_quoted() -> None:
     with pytest.raises(ConfigError) as raised:
         load_settings({**GOOD, "ADAPTER_STORE_URL": "mysql://adapter:s3cret@db/tasks"})
     assert "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "pieces"),
+    [
+        # libpq refuses the '%'; it would quote the password in saying so.
+        ("postgresql://bob:S3cr%zzEt@db.internal/tasks", ("bob", "S3cr", "zzEt", "db.internal")),
+        # libpq takes these, and would look for a host "part@db.internal", or host "bob".
+        ("postgresql://bob:secret@part@db.internal/tasks", ("bob", "secret", "part", "db.")),
+        ("postgresql://bob:sec/ret@db.internal/tasks", ("bob", "sec", "ret@", "db.", "tasks")),
+        ("postgresql://bob:sec ret@db.internal/tasks", ("bob", "sec", "ret", "db.", "tasks")),
+    ],
+)
+def test_a_store_url_libpq_would_misread_is_refused_unquoted(url: str, pieces: list[str]) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_settings({**GOOD, "ADAPTER_STORE_URL": url})
+    assert raised.value.variable == "ADAPTER_STORE_URL"
+    assert "'@' as %40" in str(raised.value)
+    assert not [piece for piece in pieces if piece in str(raised.value)]
+    encoded = "postgresql://bob:p%40ss%2Fw%25rd@db.internal/tasks"
+    assert load_settings({**GOOD, "ADAPTER_STORE_URL": encoded}).store_url == encoded
 
 
 OIDC = {"ADAPTER_OIDC_ISSUER": "https://login.example/realms/a", "ADAPTER_OIDC_AUDIENCE": "supply"}

@@ -20,6 +20,7 @@ import trio.lowlevel
 import trio.testing
 
 from n8n_a2a.executor import Executor, InlinePush
+from n8n_a2a.identity import Owner
 from n8n_a2a.metrics import Metrics
 from n8n_a2a.outcome import HttpReply, WebhookReply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
@@ -879,8 +880,10 @@ class RecordingPush:
     store: MemoryTaskStore
     refuse: bool = False
     registered: list[tuple[str, int]] = field(default_factory=list)
+    checked_for: list[Owner] = field(default_factory=list)
 
-    async def check(self, config: PushConfig) -> None:
+    async def check(self, config: PushConfig, owner: Owner) -> None:
+        self.checked_for.append(owner)
         if self.refuse:
             raise A2AError.invalid_params("The push notification URL is refused")
 
@@ -899,14 +902,17 @@ def with_push(text: str, *, streaming: bool = False) -> SendMessage:
 async def test_an_inline_push_config_is_held_before_the_tasks_first_event(streaming: bool) -> None:
     store = MemoryTaskStore()
     push = RecordingPush(store)
+    caller = Caller(owner="token:a")
     async with executor_for(ScriptedWorkflow(everything=True), store, push=push) as executor:
         if streaming:
-            async with executor.stream(with_push("x", streaming=True), Caller()) as stream:
+            async with executor.stream(with_push("x", streaming=True), caller) as stream:
                 while await stream.next() is not None:
                     pass
         else:
-            await executor.send(with_push("x"), Caller())
+            await executor.send(with_push("x"), caller)
     assert push.registered == [("https://bridge.example/hook", 0)]
+    # Its lookup counts against the sender's share (push/lookups.py).
+    assert push.checked_for == ["token:a"]
 
 
 async def test_a_refused_inline_config_makes_no_task() -> None:

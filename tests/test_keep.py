@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.keep import MAX_ID_CHARS, check_ids, kept_message, kept_reply
+from n8n_a2a.keep import check_ids, kept_message, kept_reply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role
+from n8n_a2a.protocol.params import MAX_ID_CHARS
 
 
 def test_a_message_within_the_limit_is_kept_as_it_came() -> None:

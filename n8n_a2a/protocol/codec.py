@@ -36,7 +36,7 @@ from .model import (
 )
 from .params import Params
 from .push import (
-    MAX_ID_LENGTH,
+    MAX_CONFIG_ID_LENGTH,
     CreatePushConfig,
     DeletePushConfig,
     GetPushConfig,
@@ -96,11 +96,11 @@ class Codec(ABC):
             case Verb.SEND_STREAMING:
                 return self.decode_send(reader, streaming=True)
             case Verb.SUBSCRIBE:
-                return SubscribeToTask(reader.required_str("id"))
+                return SubscribeToTask(reader.required_id("id"))
             case Verb.GET:
-                return GetTask(reader.required_str("id"), reader.optional_int("historyLength"))
+                return GetTask(reader.required_id("id"), reader.optional_int("historyLength"))
             case Verb.CANCEL:
-                return CancelTask(reader.required_str("id"))
+                return CancelTask(reader.required_id("id"))
             case Verb.LIST:
                 return self.decode_list(reader)
             case Verb.PUSH_CREATE:
@@ -152,7 +152,7 @@ class Codec(ABC):
                 raise A2AError.invalid_params(f"params.status {status!r} is not a task state")
             state = by_name[status]
         return ListTasks(
-            context_id=params.optional_str("contextId"),
+            context_id=params.optional_id("contextId"),
             state=state,
             status_timestamp_after=_parse_timestamp(params, "statusTimestampAfter"),
             page_size=page_size or DEFAULT_PAGE_SIZE,
@@ -291,7 +291,11 @@ class Codec(ABC):
     def decode_push_delete(self, params: Params) -> DeletePushConfig: ...
 
     @abstractmethod
-    def encode_push_config(self, config: PushConfig) -> JSONObject: ...
+    def encode_push_config(self, config: PushConfig) -> JSONObject:
+        """A config as Create, Get and List answer it: without its credentials, which are
+        write-only (anonymous callers share their tasks and so their configs; nobody needs
+        to read back a secret they sent). The token stays: it tells a receiver which task or
+        session an update is for (the spec's validation token), and clients read it back."""
 
     @abstractmethod
     def encode_push_page(self, page: PushConfigPage) -> object:
@@ -344,9 +348,9 @@ def push_config(
     if problem is not None:
         raise A2AError.invalid_params(f"{config.path}.url {problem}")
     config_id = config.optional_str("id") or ""
-    if len(config_id) > MAX_ID_LENGTH:
+    if len(config_id) > MAX_CONFIG_ID_LENGTH:
         raise A2AError.invalid_params(
-            f"{config.path}.id must be at most {MAX_ID_LENGTH} characters"
+            f"{config.path}.id must be at most {MAX_CONFIG_ID_LENGTH} characters"
         )
     token = config.optional_str("token")
     if token is not None:

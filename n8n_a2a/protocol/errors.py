@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 
+#: Characters of a caller's id quoted back in an error (ids run to 1,024 characters).
+_QUOTED_ID_CHARS = 64
+
 
 class ErrorCode(enum.IntEnum):
     """JSON-RPC 2.0 codes and the A2A codes of both protocol versions."""
@@ -48,4 +51,12 @@ class A2AError(Exception):
 
     @classmethod
     def task_not_found(cls, task_id: str) -> A2AError:
-        return cls(ErrorCode.TASK_NOT_FOUND, f"Task not found: {task_id}")
+        return cls(ErrorCode.TASK_NOT_FOUND, f"Task not found: {quoted_id(task_id)}")
+
+
+def quoted_id(value: str) -> str:
+    """An id a caller sent, as an error quotes it (and so the log line of that error): a
+    long one shortened, so that no request can make an answer or the log grow by its size."""
+    if len(value) <= _QUOTED_ID_CHARS:
+        return value
+    return f"{value[: _QUOTED_ID_CHARS - 16]}... ({len(value)} characters)"

@@ -13,6 +13,8 @@ from .errors import A2AError
 from .model import JSONObject
 
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
+#: The longest id a request may name: a task, context, message or push config id.
+MAX_ID_CHARS = 1024
 
 
 class Params:
@@ -34,6 +36,21 @@ class Params:
         value = self._lookup(name)
         if not isinstance(value, str) or not value:
             raise A2AError.invalid_params(f"{self._where(name)} must be a non-empty string")
+        return value
+
+    def required_id(self, name: str) -> str:
+        """An id: a non-empty string of at most MAX_ID_CHARS characters."""
+        return self._bounded_id(name, self.required_str(name))
+
+    def optional_id(self, name: str) -> str | None:
+        found = self.optional_str(name)
+        return None if found is None else self._bounded_id(name, found)
+
+    def _bounded_id(self, name: str, value: str) -> str:
+        if len(value) > MAX_ID_CHARS:
+            raise A2AError.invalid_params(
+                f"{self._where(name)} must be at most {MAX_ID_CHARS} characters"
+            )
         return value
 
     def optional_str(self, name: str) -> str | None:

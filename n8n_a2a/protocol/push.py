@@ -2,8 +2,9 @@
 
 Pure: the config the codecs decode into and encode from, the checks a URL must pass
 before anything is looked up, and the address policy (which addresses a push may go
-to, given ADAPTER_PUSH_ALLOW_HOSTS) as a function over parsed addresses. Resolving a
-name and connecting belong to n8n_a2a/push/, which judges each address with `refusal`.
+to, given ADAPTER_PUSH_ALLOW_HOSTS) as a function over parsed addresses, what an address
+is coming from addresses.py. Resolving a name, connecting and telling the caller belong
+to n8n_a2a/push/, which judges each address with `refusal`.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+from .addresses import IPAddress as IPAddress  # re-exported: push/ and tests name it here
+from .addresses import IPNetwork as IPNetwork
+from .addresses import Kind, non_public
 
 #: The variable that lets a push reach an address the policy refuses.
 ALLOW_VARIABLE = "ADAPTER_PUSH_ALLOW_HOSTS"
+# What one config may hold, field by field: a task keeps ADAPTER_PUSH_MAX_CONFIGS of them
+# for as long as it is kept, so each field is bounded (README, "Memory").
 MAX_URL_LENGTH = 2048
+#: A token or credentials: a JWT or an opaque key fits in 4 KiB.
 MAX_SECRET_LENGTH = 4096
-MAX_ID_LENGTH = 256
+#: An authentication scheme (`Bearer`, `Basic`, ...): an HTTP token, and a short one.
+MAX_SCHEME_LENGTH = 64
+MAX_CONFIG_ID_LENGTH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +134,8 @@ def url_problem(url: str) -> str | None:
 
 
 def scheme_problem(scheme: str) -> str | None:
+    if len(scheme) > MAX_SCHEME_LENGTH:
+        return f"must be at most {MAX_SCHEME_LENGTH} characters"
     return None if _TOKEN.fullmatch(scheme) else "must be an HTTP authentication scheme (a token)"
 
 
@@ -187,17 +196,6 @@ class AllowList:
 # A DNS name, lower-cased: labels of letters, digits, '-' and '_', dot-separated.
 _LABEL = r"[a-z0-9_][a-z0-9_-]{0,62}"
 _NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
-_METADATA = frozenset(
-    {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
-)
-# RFC 1918, IPv6 unique local (fc00::/7) and the site-local range it replaced.
-_PRIVATE = tuple(
-    ipaddress.ip_network(n)
-    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fec0::/10")
-)
-# IPv6 ranges that carry an IPv4 address a packet may end up at: judged as that address.
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
 def _host_name(host: str) -> str:
@@ -212,56 +210,30 @@ def literal_address(host: str) -> IPAddress | None:
         return None
 
 
-def address_refusal(address: IPAddress) -> str | None:
-    """What kind of address this is, when a push must not go there; None for a public one."""
-    embedded = _embedded_ipv4(address)
-    if embedded is not None:
-        return address_refusal(embedded)
-    if address.is_unspecified:
-        return "an unspecified address"
-    if address.is_loopback:
-        return "a loopback address"
-    if address in _METADATA:
-        return "the cloud metadata address"
-    if address.is_link_local:
-        return "a link-local address"
-    if address.is_multicast:
-        return "a multicast address"
-    if any(address in network for network in _PRIVATE):
-        return "a private address"
-    if not address.is_global:
-        return "a reserved or special-purpose address, not a public one"
-    return None
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The policy's no: the address it refused and what kind of address that is.
+
+    `literal`: the URL names the address itself, so the caller wrote it. Otherwise it is
+    what the host's name resolved to, which tells of the operator's network, not the
+    caller's request.
+    """
+
+    address: IPAddress
+    kind: Kind
+    literal: bool
 
 
-def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
-    if isinstance(address, ipaddress.IPv4Address):
-        return None
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
-
-
-def refusal(host: str, addresses: Sequence[IPAddress], allow: AllowList) -> str | None:
-    """Why a push to `host` must not go to these addresses (what it resolved to, or the
-    literal address it is), naming the variable that could allow it; None if it may."""
+def refusal(host: str, addresses: Sequence[IPAddress], allow: AllowList) -> Refusal | None:
+    """Why a push to `host` must not go to these addresses (what it resolved to; a literal
+    address is judged alone); None if it may."""
     if allow.allows_name(host):
         return None
     literal = literal_address(host)
-    if literal is not None:
-        if allow.allows_address(literal):
-            return None
-        kind = address_refusal(literal)
-        return None if kind is None else f"{literal} is {kind}{_UNLESS}"
-    for address in addresses:
-        kind = address_refusal(address)
+    if literal is not None and allow.allows_address(literal):
+        return None
+    for address in addresses if literal is None else (literal,):
+        kind = non_public(address)
         if kind is not None:
-            return f"{_host_name(host)} resolves to {address}, {kind}{_UNLESS}"
+            return Refusal(address, kind, literal=literal is not None)
     return None
-
-
-_UNLESS = f"; push notifications go there only if {ALLOW_VARIABLE} allows it"

@@ -81,22 +81,22 @@ class V03Codec(Codec):
         )
 
     def decode_push_create(self, params: Params) -> CreatePushConfig:
-        task_id = params.required_str("taskId")
+        task_id = params.required_id("taskId")
         config = params.required_object("pushNotificationConfig")
         return CreatePushConfig(self.decode_push_config(config, task_id))
 
     def decode_push_get(self, params: Params) -> GetPushConfig:
         # Without a config id: the config named after the task, the id a config made
         # without one gets.
-        task_id = params.required_str("id")
-        return GetPushConfig(task_id, params.optional_str("pushNotificationConfigId") or task_id)
+        task_id = params.required_id("id")
+        return GetPushConfig(task_id, params.optional_id("pushNotificationConfigId") or task_id)
 
     def decode_push_list(self, params: Params) -> ListPushConfigs:
-        return ListPushConfigs(params.required_str("id"))
+        return ListPushConfigs(params.required_id("id"))
 
     def decode_push_delete(self, params: Params) -> DeletePushConfig:
         return DeletePushConfig(
-            params.required_str("id"), params.required_str("pushNotificationConfigId")
+            params.required_id("id"), params.required_id("pushNotificationConfigId")
         )
 
     def encode_push_config(self, config: PushConfig) -> JSONObject:
@@ -104,10 +104,8 @@ class V03Codec(Codec):
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            authentication: JSONObject = {"schemes": [config.authentication.scheme]}
-            if config.authentication.credentials is not None:
-                authentication["credentials"] = config.authentication.credentials
-            document["authentication"] = authentication
+            # Credentials are write-only: see Codec.encode_push_config.
+            document["authentication"] = {"schemes": [config.authentication.scheme]}
         return {"taskId": config.task_id, "pushNotificationConfig": document}
 
     def encode_push_page(self, page: PushConfigPage) -> list[JSONObject]:

@@ -79,30 +79,28 @@ class V1Codec(Codec):
         )
 
     def decode_push_create(self, params: Params) -> CreatePushConfig:
-        return CreatePushConfig(self.decode_push_config(params, params.required_str("taskId")))
+        return CreatePushConfig(self.decode_push_config(params, params.required_id("taskId")))
 
     def decode_push_get(self, params: Params) -> GetPushConfig:
-        return GetPushConfig(params.required_str("taskId"), params.required_str("id"))
+        return GetPushConfig(params.required_id("taskId"), params.required_id("id"))
 
     def decode_push_list(self, params: Params) -> ListPushConfigs:
         return ListPushConfigs(
-            params.required_str("taskId"),
+            params.required_id("taskId"),
             params.optional_int("pageSize") or None,
             params.optional_str("pageToken"),
         )
 
     def decode_push_delete(self, params: Params) -> DeletePushConfig:
-        return DeletePushConfig(params.required_str("taskId"), params.required_str("id"))
+        return DeletePushConfig(params.required_id("taskId"), params.required_id("id"))
 
     def encode_push_config(self, config: PushConfig) -> JSONObject:
         document: JSONObject = {"taskId": config.task_id, "id": config.id, "url": config.url}
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            authentication: JSONObject = {"scheme": config.authentication.scheme}
-            if config.authentication.credentials is not None:
-                authentication["credentials"] = config.authentication.credentials
-            document["authentication"] = authentication
+            # Credentials are write-only: see Codec.encode_push_config.
+            document["authentication"] = {"scheme": config.authentication.scheme}
         return document
 
     def encode_push_page(self, page: PushConfigPage) -> JSONObject:

@@ -3,8 +3,9 @@
 A `PushConfigStore` holds the configs (beside the TaskStore, so that a database can
 hold them later); `deliverer.Deliverer` hears every task event and delivers it to each
 config's receiver, in order, with retries, never holding up the task; `guard` decides
-where a POST may go; `service.PushNotifications` is what the JSON-RPC methods and the
-executor's inline configs call.
+where a POST may go, after a lookup that `lookups` runs in threads of its own;
+`service.PushNotifications` is what the JSON-RPC methods and the executor's inline
+configs call.
 """
 
 from __future__ import annotations

@@ -2,36 +2,37 @@
 
 The POST then goes to an address judged here, never to the name (which would be
 resolved again, and could resolve elsewhere: DNS rebinding). The policy itself is
-pure, in protocol/push.py; this module adds the lookup.
+pure, in protocol/push.py; this module adds the lookup, and says a refusal: to the
+caller in general words, to the log with the address.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import httpx
-import trio
 
-from ..protocol.push import AllowList, IPAddress, literal_address, refusal
+from ..protocol.push import (
+    ALLOW_VARIABLE,
+    AllowList,
+    IPAddress,
+    Refusal,
+    literal_address,
+    refusal,
+)
+
+logger = logging.getLogger(__name__)
 
 #: Looks a host name up: its addresses, in the order to try them. OSError if it cannot.
+#: The system's runs in threads of push's own (lookups.Lookups).
 Resolve = Callable[[str, int], Awaitable[Sequence[IPAddress]]]
 
 
-async def system_resolve(host: str, port: int) -> list[IPAddress]:
-    """The system resolver's addresses for the host (trio runs it in a worker thread)."""
-    infos = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
-    found: list[IPAddress] = []
-    for *_, sockaddr in infos:
-        address = literal_address(str(sockaddr[0]))
-        if address is not None and address not in found:
-            found.append(address)
-    return found
-
-
 class Refused(Exception):
-    """The policy refuses the URL; the message says why and names ADAPTER_PUSH_ALLOW_HOSTS."""
+    """The policy refuses the URL; the message says why, in words the caller may hear, and
+    names ADAPTER_PUSH_ALLOW_HOSTS."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +58,37 @@ async def destination(url: str, allow: AllowList, resolve: Resolve) -> Destinati
         addresses = await resolve(host, _port(parsed))
         if not addresses:
             raise OSError(f"{host} resolves to no address")
-    reason = refusal(host, addresses, allow)
-    if reason is not None:
-        raise Refused(reason)
+    refused = refusal(host, addresses, allow)
+    if refused is not None:
+        _log(host, refused)
+        raise Refused(_reason(refused))
     return Destination(parsed, tuple(addresses))
+
+
+def _reason(refused: Refusal) -> str:
+    # What a name resolves to maps the operator's network for whoever asks: the caller
+    # hears only the kind of address, and an address only if they wrote it.
+    subject = f"{refused.address} is" if refused.literal else "its host resolves to"
+    return (
+        f"{subject} {refused.kind.value}; push notifications go there only if "
+        f"{ALLOW_VARIABLE} allows it"
+    )
+
+
+def _log(host: str, refused: Refusal) -> None:
+    fields = {
+        "event": "push_refused",
+        "host": host,
+        "address": str(refused.address),
+        "kind": refused.kind.name.lower(),
+    }
+    logger.warning(
+        "push to %s refused: %s is %s",
+        host,
+        refused.address,
+        refused.kind.value,
+        extra={"fields": fields},
+    )
 
 
 def _port(url: httpx.URL) -> int:

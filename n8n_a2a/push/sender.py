@@ -5,13 +5,21 @@ word), no proxies from the environment, the system's trust store, and no connect
 kept: each POST connects to an address the guard has just judged, with the URL's host
 name kept for the Host header and TLS (SNI and the certificate check). One deadline
 bounds each attempt, lookup included.
+
+Each POST holds a socket, so only so many are under way at once, over the process (they
+are in the file descriptor budget, connections.py) and to one address (the adapter must
+not be a way to flood a third party). A POST past either limit waits for its turn, and
+its attempt's deadline waits with it: waiting is a queue, not the receiver's slowness.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 import ssl
 import typing
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -20,12 +28,18 @@ import httpx
 import trio
 
 from .. import __version__
-from ..protocol.push import AllowList
+from ..protocol.push import AllowList, IPAddress
 from ..webhook_pool import httpx_errors
-from .guard import Refused, Resolve, destination, system_resolve
+from .guard import Refused, Resolve, destination
+from .limiters import KeyedLimiters
+from .lookups import Lookups
 
 #: Seconds one attempt may take in all: the spec recommends 10 to 30.
 ATTEMPT_TIMEOUT = 10.0
+#: POSTs under way at once over the process (ADAPTER_PUSH_MAX_CONCURRENT).
+MAX_CONCURRENT = 64
+#: POSTs under way at once to one address (ADAPTER_PUSH_MAX_PER_ADDRESS).
+MAX_PER_ADDRESS = 4
 # Statuses worth another attempt: the receiver is busy or broken for now.
 _RETRIED = frozenset({408, 429})
 
@@ -121,16 +135,21 @@ class PushSender:
         self,
         allow: AllowList,
         *,
-        resolve: Resolve = system_resolve,
+        resolve: Resolve | None = None,
         timeout: float = ATTEMPT_TIMEOUT,
+        max_concurrent: int = MAX_CONCURRENT,
+        max_per_address: int = MAX_PER_ADDRESS,
         ssl_context: ssl.SSLContext | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """`ssl_context` defaults to the system's trust store; `transport` replaces the
-        network (tests)."""
+        """`resolve` defaults to lookups.Lookups of its own (server.py passes the ones
+        configs share); `ssl_context` to the system's trust store; `transport` replaces
+        the network (tests)."""
         self._allow = allow
-        self._resolve = resolve
+        self._resolve = resolve or Lookups().resolve
         self._timeout = timeout
+        self._posts = trio.CapacityLimiter(max_concurrent)
+        self._per_address: KeyedLimiters[IPAddress] = KeyedLimiters(max_per_address)
         self._client = httpx.AsyncClient(
             transport=transport or _OneConnectionEach(ssl_context or ssl.create_default_context()),
             follow_redirects=False,
@@ -152,7 +171,7 @@ class PushSender:
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: look the host up, judge it, POST to the first address that connects."""
-        with trio.move_on_after(self._timeout):
+        with trio.move_on_after(self._timeout) as attempt:
             try:
                 where = await destination(url, self._allow, self._resolve)
             except Refused as refused:
@@ -173,9 +192,10 @@ class PushSender:
                     extensions=extensions,
                 )
                 try:
-                    # The body of the answer is never read: only its status counts.
-                    response = await self._client.send(request, stream=True)
-                    await response.aclose()
+                    async with self._slot(address, attempt):
+                        # The body of the answer is never read: only its status counts.
+                        response = await self._client.send(request, stream=True)
+                        await response.aclose()
                 except httpx.ConnectError as error:
                     unreachable = f"cannot connect to {address}: {_describe(error)}"
                     continue
@@ -184,6 +204,18 @@ class PushSender:
                 return _judge(response)
             return Attempt(Answer.RETRY, unreachable)
         return Attempt(Answer.RETRY, f"no answer within {self._timeout:g} s")
+
+    @asynccontextmanager
+    async def _slot(self, address: IPAddress, attempt: trio.CancelScope) -> AsyncIterator[None]:
+        """A turn to POST to `address`, waited for with the attempt's deadline stopped."""
+        left = attempt.deadline - trio.current_time()
+        attempt.deadline = math.inf
+        try:
+            async with self._per_address.of(address), self._posts:
+                attempt.deadline = trio.current_time() + left
+                yield
+        finally:
+            self._per_address.forget_idle(address)
 
 
 def _judge(response: httpx.Response) -> Attempt:

@@ -11,7 +11,8 @@ import binascii
 
 import trio
 
-from ..protocol.errors import A2AError, ErrorCode
+from ..identity import Owner
+from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
 from ..protocol.push import (
     AllowList,
@@ -25,10 +26,12 @@ from ..protocol.push import (
 from ..store import TaskStore
 from . import PushConfigStore
 from .deliverer import Deliverer
-from .guard import Refused, Resolve, destination, system_resolve
+from .guard import Refused, destination
+from .lookups import CallerLookup, Lookups
 
-#: Seconds a config's host may take to resolve when the config is made. A name that does
-#: not resolve by then is taken: every delivery looks it up, and judges it, again.
+#: Seconds a config's host may take to resolve when the config is made, its wait for a
+#: lookup thread included. A name that has no answer by then is refused; one the DNS says
+#: does not exist is taken: every delivery looks it up, and judges it, again.
 LOOKUP_TIMEOUT = 5.0
 
 
@@ -41,26 +44,50 @@ class PushNotifications:
         allow: AllowList,
         *,
         max_configs: int = 8,
-        resolve: Resolve = system_resolve,
+        lookups: Lookups | None = None,
     ) -> None:
+        """`lookups`: the ones deliveries share (server.py); by default, its own."""
         self._configs = configs
         self._deliverer = deliverer
         self._tasks = tasks
         self._allow = allow
         self._max_configs = max_configs
-        self._resolve = resolve
+        self._lookups = lookups or Lookups()
 
-    async def check(self, config: PushConfig) -> None:
-        """-32602 when the policy refuses where the config's URL leads (after a lookup)."""
-        try:
-            with trio.move_on_after(LOOKUP_TIMEOUT):
-                await destination(config.url, self._allow, self._resolve)
-        except Refused as refused:
-            raise A2AError.invalid_params(
-                f"The push notification URL is refused: {refused}"
-            ) from None
-        except OSError:
-            pass  # it does not resolve now: each delivery looks again
+    async def check(self, config: PushConfig, owner: Owner) -> None:
+        """-32602 when the policy refuses where the config's URL leads (after a lookup), or
+        its host has no answer in time; -32000 when the lookup got no thread in time."""
+        lookup = self._lookups.for_caller(owner)
+        with trio.move_on_after(LOOKUP_TIMEOUT):
+            try:
+                await destination(config.url, self._allow, lookup)
+            except Refused as refused:
+                raise A2AError.invalid_params(
+                    f"The push notification URL is refused: {refused}"
+                ) from None
+            except OSError:
+                pass  # no such name now: each delivery looks again
+            return
+        raise self._late(lookup, owner)
+
+    def _late(self, lookup: CallerLookup, owner: Owner) -> A2AError:
+        if lookup.started:
+            return A2AError.invalid_params(
+                "The push notification URL is refused: its host did not resolve within "
+                f"{LOOKUP_TIMEOUT:g} s"
+            )
+        who = "anonymous callers'" if owner is None else "this caller's"
+        taken = (
+            f"the adapter's {self._lookups.threads.total_tokens} push lookup threads"
+            if lookup.has_share
+            else f"{who} {self._lookups.shares.tokens} lookups at once (one caller's most)"
+        )
+        return A2AError(
+            ErrorCode.SERVER_BUSY,
+            f"The push notification URL's host could not be looked up within "
+            f"{LOOKUP_TIMEOUT:g} s: {taken} are all taken by names that have not answered "
+            "yet; try again later",
+        )
 
     async def register(self, task: Task, config: PushConfig) -> PushConfig:
         """An inline config, checked already, for a new task that has had no event yet."""
@@ -69,9 +96,9 @@ class PushNotifications:
         self._deliverer.follow(registered)
         return registered
 
-    async def create(self, operation: CreatePushConfig) -> PushConfig:
+    async def create(self, operation: CreatePushConfig, owner: Owner) -> PushConfig:
         config = operation.config
-        await self.check(config)
+        await self.check(config, owner)
         await self._hold(config)
         self._deliverer.follow(config)
         # Look after following, so that an end in between is not missed: on a task that
@@ -89,8 +116,8 @@ class PushNotifications:
         if config is None:
             raise A2AError(
                 ErrorCode.TASK_NOT_FOUND,
-                f"Push notification config {operation.config_id!r} not found for task "
-                f"{operation.task_id}",
+                f"Push notification config {quoted_id(operation.config_id)!r} not found for "
+                f"task {quoted_id(operation.task_id)}",
             )
         return config
 

@@ -7,7 +7,8 @@ committed together or not at all. A replica that hears a NOTIFY for a task someo
 listens to reads the events it has not delivered yet and hands them to its listeners, so
 the payload stays small and the row stays the truth. Events a replica publishes itself
 reach its listeners at once; the NOTIFY that comes back is then recognised by its number
-and costs nothing.
+and costs nothing. Any role that can connect may NOTIFY on the channel too: a payload that
+is not a task id and an event number is counted and ignored.
 
 psycopg from trio: psycopg's async API runs on asyncio only. Here its sync API runs in
 worker threads, one statement (or one short transaction) per hop, on a bounded pool of
@@ -37,15 +38,17 @@ The listening connection needs no thread: trio waits on its socket
 reads the notifications.
 
 When the database cannot be reached every operation raises StoreUnavailable (-32000 with
-the reason) after at most one attempt to connect, nothing half-written; the pool
-reconnects by itself when the database is back, and so does the listener, which then
-catches its listeners up from the events table.
+the reason, which names but never quotes the pieces of the URL) after at most one attempt
+to connect, nothing half-written; the pool reconnects by itself when the database is back,
+and so does the listener, which then catches its listeners up from the events table.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
@@ -55,12 +58,14 @@ from typing import Any, LiteralString, TypeVar
 
 import psycopg
 import trio
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg.types.json import Json, Jsonb
 
 from .. import lifecycle
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Task, TaskEvent, TaskPage, TaskState, TaskStatus
+from ..protocol.params import MAX_ID_CHARS
 from . import MAX_PAGE_BYTES, Change, Listener, Moved, StoreUnavailable, change_events
 from .documents import (
     artifact_doc,
@@ -92,6 +97,8 @@ _PAUSE_AFTER_FAILURE = 0.5
 _FIRST_RETRY, _LAST_RETRY = 0.25, 2.0
 #: Finished tasks one expiry deletes at most (the next one takes the rest).
 _EXPIRY_BATCH = 5000
+#: The largest event number: `a2a_task_events.sequence` is an integer.
+_MAX_SEQUENCE = 2**31 - 1
 
 _CONNECT = {
     "autocommit": True,
@@ -112,16 +119,53 @@ _TASK_COLUMNS = (
 )
 
 
-def _reason(error: BaseException) -> str:
-    """What went wrong, in one short line (libpq's messages never carry the password)."""
-    text = str(error).strip().splitlines()
-    return (text[0] if text else type(error).__name__)[:200]
+def _reason(error: BaseException, url: str) -> str:
+    """What went wrong, in one short line, each piece of the store's URL in it replaced by
+    its name: libpq's messages quote the host, port, user and database, psycopg's even the
+    password, and the reason goes to the logs, to /readyz and to callers."""
+    pattern, names = _url_pieces(url)
+
+    def name(found: re.Match[str]) -> str:
+        return names[next(i for i, piece in enumerate(found.groups()) if piece is not None)]
+
+    lines = pattern.sub(name, str(error)).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:200]
+
+
+@functools.lru_cache(maxsize=4)
+def _url_pieces(url: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """A pattern that finds each piece of a connection URL (the longest first, in any case),
+    and each one's name: every value libpq reads from it, each item of a list of them (a
+    list of hosts), the user and password as written, percent-encoded; and the address
+    libpq names beside a host it resolved."""
+    try:
+        conninfo = {key: str(value) for key, value in conninfo_to_dict(url).items()}
+    except psycopg.Error:
+        raise ValueError("the store URL is not a valid connection URL") from None
+    pieces = {url: "<store url>"}
+    userinfo, at, _ = url.partition("://")[2].partition("@")
+    user, _, password = userinfo.partition(":") if at else ("", "", "")
+    pieces |= {user: "<user>", password: "<password>"}
+    for key, value in conninfo.items():
+        pieces |= dict.fromkeys((value, *value.split(",")), f"<{key}>")
+    found = sorted(filter(None, pieces), key=len, reverse=True)
+    # The password is found anywhere; the rest only where it stands alone, or a user named
+    # "a" would take every "a" of the message with it.
+    passwords = {password, conninfo.get("password")}
+    alternatives = [
+        re.escape(piece) if piece in passwords else rf"(?<!\w){re.escape(piece)}(?!\w)"
+        for piece in found
+    ]
+    alternatives.append(r"\([0-9A-F:.]*[:.][0-9A-F:.]*\)")  # "(10.0.0.7)"
+    pattern = re.compile("|".join(f"({one})" for one in alternatives), re.IGNORECASE)
+    return pattern, (*(pieces[piece] for piece in found), "(<address>)")
 
 
 class Pool:
     """A bounded set of connections to one database, each used by one worker thread at a time."""
 
     def __init__(self, url: str, size: int = POOL_SIZE) -> None:
+        _url_pieces(url)  # ValueError now, not at the first failure it must tell of
         self._url = url
         self._idle: list[Connection] = []
         self._slots = trio.Semaphore(size)
@@ -180,6 +224,10 @@ class Pool:
             )
         self._down = reason
 
+    def reason(self, error: BaseException) -> str:
+        """Why the database failed, told without any piece of its URL."""
+        return _reason(error, self._url)
+
     def note_up(self) -> None:
         """Log that the database is back, once, after a failure."""
         if self._down is not None:
@@ -229,15 +277,15 @@ def _with_connection(
         try:
             connection = _connect(url)
         except psycopg.Error as error:  # refused, unknown host or database, bad URL
-            raise _Broken(_reason(error)) from error
+            raise _Broken(_reason(error, url)) from error
     try:
         return connection, work(connection)
     except (psycopg.OperationalError, psycopg.InterfaceError) as error:
         connection.close()
-        raise _Broken(_reason(error)) from error
+        raise _Broken(_reason(error, url)) from error
     except psycopg.DataError as error:
         # What PostgreSQL cannot hold (a NUL character in an id): the request's fault.
-        refused = A2AError.invalid_params(f"The task store cannot keep this: {_reason(error)}")
+        refused = A2AError.invalid_params(f"The task store cannot keep this: {_reason(error, url)}")
         return connection, _Raised(refused)
     except Exception as error:
         return connection, _Raised(error)
@@ -248,7 +296,7 @@ def _listening(url: str) -> Connection:
         connection = _connect(url)
         connection.execute(f"LISTEN {CHANNEL}")
     except psycopg.Error as error:
-        raise _Broken(_reason(error)) from error
+        raise _Broken(_reason(error, url)) from error
     return connection
 
 
@@ -497,8 +545,12 @@ class PostgresTaskEvents:
     replicas arrive through LISTEN/NOTIFY and the events table. Each listener hears each
     event of its task once, in order."""
 
-    def __init__(self, store: PostgresTaskStore) -> None:
+    def __init__(
+        self, store: PostgresTaskStore, *, ignored: Callable[[], None] = lambda: None
+    ) -> None:
         self._store = store
+        #: Called for each notification on the channel that is none of ours.
+        self._ignored = ignored
         self._everyone = MemoryTaskEvents()  # subscribe_all: what this replica publishes
         self._by_task = MemoryTaskEvents()  # subscribe: every event, from anywhere
         self._seen: dict[str, _Seen] = {}
@@ -544,7 +596,7 @@ class PostgresTaskEvents:
                     retry = _FIRST_RETRY
                     await self._hear(connection)
             except (psycopg.OperationalError, psycopg.InterfaceError) as error:
-                self._store.pool.note_down(_reason(error))
+                self._store.pool.note_down(self._store.pool.reason(error))
             except StoreUnavailable:
                 pass  # the pool has logged it
             await trio.sleep(retry)
@@ -557,8 +609,12 @@ class PostgresTaskEvents:
             pgconn.consume_input()  # OperationalError once the server has gone
             heard: dict[str, int] = {}
             while (notify := pgconn.notifies()) is not None:
-                task_id, _, sequence = notify.extra.decode().rpartition(" ")
-                heard[task_id] = max(heard.get(task_id, 0), int(sequence))
+                notified = parse_notification(notify.extra)
+                if notified is None:
+                    self._ignored()
+                    continue
+                task_id, sequence = notified
+                heard[task_id] = max(heard.get(task_id, 0), sequence)
             await self._catch_up(
                 {
                     task_id: seen.sequence
@@ -574,6 +630,20 @@ class PostgresTaskEvents:
                 self._hand(event)
 
 
+def parse_notification(payload: bytes) -> tuple[str, int] | None:
+    """The task id and event number a NOTIFY carries (`<task id> <number>`), or None for
+    one that is none of ours: any role that can connect may NOTIFY on the channel."""
+    try:
+        task_id, _, number = payload.decode().rpartition(" ")
+    except UnicodeDecodeError:
+        return None
+    # Ten digits at most: no sign, no other script's digits, no 4,000-digit int().
+    if not (0 < len(task_id) <= MAX_ID_CHARS and re.fullmatch("[0-9]{1,10}", number)):
+        return None
+    sequence = int(number)
+    return (task_id, sequence) if sequence <= _MAX_SEQUENCE else None
+
+
 @asynccontextmanager
 async def open_postgres(
     url: str,
@@ -582,14 +652,16 @@ async def open_postgres(
     ttl_seconds: float = 3600.0,
     input_ttl: float = 86400.0,
     pool_size: int = POOL_SIZE,
+    ignored: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[tuple[PostgresTaskStore, PostgresTaskEvents]]:
     """The store and its events, on a pool that connects and migrates in the background:
-    until it has, the store answers StoreUnavailable and `pool.problem` says why."""
+    until it has, the store answers StoreUnavailable and `pool.problem` says why.
+    `ignored` is called for each notification on the channel that is none of ours."""
     pool = Pool(url, pool_size)
     store = PostgresTaskStore(
         pool, lease_seconds=lease_seconds, ttl_seconds=ttl_seconds, input_ttl=input_ttl
     )
-    events = PostgresTaskEvents(store)
+    events = PostgresTaskEvents(store, ignored=ignored)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_prepare_then_listen, pool, events)

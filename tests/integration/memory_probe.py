@@ -7,6 +7,8 @@ adapter in this process, drives one scenario, and prints one JSON object: the pe
 - `tasks`: 1 MB messages, each echoed back as a 1 MB answer, into the task table; then
   four ListTasks of pageSize 100 at once over those tasks.
 - `gzip`: gzip replies of about 1 MB that would decode to 1 GiB each, several at once.
+- `push`: push configs with a 1,000,000-character scheme (refused), then tasks with
+  ADAPTER_PUSH_MAX_CONFIGS configs each, every field at its bound; and their list.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from typing import Any
 import httpx
 import trio
 
+from n8n_a2a.protocol.push import (
+    MAX_CONFIG_ID_LENGTH,
+    MAX_SCHEME_LENGTH,
+    MAX_SECRET_LENGTH,
+    MAX_URL_LENGTH,
+    AllowList,
+)
 from n8n_a2a.server import serve
 from tests.conftest import free_port, make_settings
 from tests.stub_webhook import StubWebhook, _gzip_bomb, start_stub_webhook
@@ -28,6 +37,8 @@ MESSAGES = 64
 MESSAGE_CHARS = 1_000_000
 LISTINGS = 4
 BOMBS = 16
+PUSH_TASKS = 200
+PUSH_CONFIGS = 8  # ADAPTER_PUSH_MAX_CONFIGS's default
 V1 = {"A2A-Version": "1.0"}
 
 Report = dict[str, Any]
@@ -95,7 +106,46 @@ async def gzip_bombs(adapter: Adapter, stub: StubWebhook, report: Report) -> Non
     report["reasons"] = sorted({reason[:120] for reason in reasons})
 
 
-SCENARIOS = {"tasks": big_tasks, "gzip": gzip_bombs}
+def largest_config(task_id: str, n: int, **overrides: Any) -> dict[str, Any]:
+    """A v1.0 config with every field at its bound (README, "Memory")."""
+    url = f"http://127.0.0.1:9/{n:03d}"
+    return {
+        "taskId": task_id,
+        "id": f"{n:03d}".ljust(MAX_CONFIG_ID_LENGTH, "i"),
+        "url": url.ljust(MAX_URL_LENGTH, "u"),
+        "token": "t" * MAX_SECRET_LENGTH,
+        "authentication": {"scheme": "S" * MAX_SCHEME_LENGTH, "credentials": "c" * 4096},
+        **overrides,
+    }
+
+
+async def push_configs(adapter: Adapter, stub: StubWebhook, report: Report) -> None:
+    listing: dict[str, Any] = {}
+    for _ in range(PUSH_TASKS):
+        task, _ = await adapter.call(send("answer:x"))
+        task_id = task["task"]["id"]
+        for n in range(PUSH_CONFIGS):
+            config = largest_config(task_id, n)
+            await adapter.call(request("CreateTaskPushNotificationConfig", **config))
+        listing = request("ListTaskPushNotificationConfigs", taskId=task_id)
+        stub.received.clear()
+    report["configs"] = PUSH_TASKS * PUSH_CONFIGS
+    report["configs_kib"] = peak_kib()
+    _, report["list_bytes"] = await adapter.call(listing)
+    refused = 0
+    for _ in range(10):
+        task, _ = await adapter.call(send("answer:x"))
+        for n in range(PUSH_CONFIGS):
+            huge = {"scheme": "S" * 1_000_000, "credentials": "c"}
+            config = largest_config(task["task"]["id"], n, authentication=huge)
+            reply = await adapter.client.post(
+                adapter.url, json=request("CreateTaskPushNotificationConfig", **config), headers=V1
+            )
+            refused += reply.json().get("error", {}).get("code") == -32602
+    report["refused"] = refused
+
+
+SCENARIOS = {"tasks": big_tasks, "gzip": gzip_bombs, "push": push_configs}
 
 
 async def run(scenario: str) -> Report:
@@ -104,7 +154,13 @@ async def run(scenario: str) -> Report:
         stub = await start_stub_webhook(nursery)
         port = free_port()
         url = f"http://127.0.0.1:{port}/"
-        settings = make_settings(stub.url, port=port, public_url=url, webhook_timeout=30.0)
+        settings = make_settings(
+            stub.url,
+            port=port,
+            public_url=url,
+            webhook_timeout=30.0,
+            push_allow_hosts=AllowList.parse("127.0.0.1"),
+        )
         stop = trio.Event()
         await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
         _gzip_bomb()  # made once, before the baseline: the stub's bytes, not the adapter's

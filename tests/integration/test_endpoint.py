@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Any
 
@@ -205,6 +206,24 @@ async def test_unknown_task_is_32001_in_both_versions(adapter: str) -> None:
     assert error["data"][0]["reason"] == "TASK_NOT_FOUND"
     legacy = {"jsonrpc": "2.0", "id": 6, "method": "tasks/get", "params": {"id": "nope"}}
     assert (await rpc(adapter, legacy))["error"]["code"] == -32001
+
+
+async def test_a_long_id_is_neither_echoed_nor_logged_whole(
+    adapter: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    huge = {"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": {"id": "x" * 1_000_000}}
+    reply = await post(
+        adapter, json.dumps(huge).encode(), {**V1, "Content-Type": "application/json"}
+    )
+    assert reply.status_code == 200 and len(reply.content) < 1000
+    assert reply.json()["error"]["code"] == -32602
+    # An unknown id of the longest length taken is quoted short in the answer and the log.
+    unknown = {"jsonrpc": "2.0", "id": 6, "method": "GetTask", "params": {"id": "y" * 1024}}
+    error = (await rpc(adapter, unknown, V1))["error"]
+    assert error["code"] == -32001 and len(error["message"]) < 120
+    assert "(1024 characters)" in error["message"]
+    assert max(len(record.getMessage()) for record in caplog.records) < 200
 
 
 async def post(

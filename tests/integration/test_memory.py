@@ -48,3 +48,14 @@ def test_gzip_bombs_inflate_no_further_than_the_read_limit() -> None:
     assert report["after_kib"] - report["before_kib"] < 80 * MIB, report
     [reason] = report["reasons"]
     assert "larger than the adapter reads" in reason, report
+
+
+def test_push_configs_hold_no_more_than_their_bounded_fields() -> None:
+    report = probe("push")
+    # Every field at its bound: about 11 KiB of text a config, held as it came.
+    per_config_kib = (report["configs_kib"] - report["before_kib"]) / report["configs"]
+    assert per_config_kib < 24, report
+    # A task's list answers its 8 configs, credentials left out (write-only).
+    assert report["list_bytes"] < 8 * 8 * 1024, report
+    # A 1,000,000-character scheme is refused, every time.
+    assert report["refused"] == 80, report

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 import uuid
 from functools import partial
 from typing import Any
@@ -14,8 +15,10 @@ import pytest
 import trio
 
 from n8n_a2a.protocol.push import AllowList
+from n8n_a2a.push import service
 from n8n_a2a.server import serve
 from tests.conftest import AdapterFactory, free_port, make_settings
+from tests.helpers import Blackhole
 from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
 from tests.integration.test_lifecycle import call, wait_for_state
 from tests.push_receiver import PushReceiver, start_push_receiver
@@ -102,14 +105,16 @@ async def test_v1_config_methods_on_a_finished_task(pushing: str) -> None:
         "url": "https://example.com/tck-push-webhook",
         "authentication": {"scheme": "Bearer", "credentials": "c"},
     }
+    # Credentials are write-only: no answer carries them back.
+    as_read = {**config, "authentication": {"scheme": "Bearer"}}
     created = await rpc(pushing, call("CreateTaskPushNotificationConfig", **config), V1)
-    assert created["result"] == config
+    assert created["result"] == as_read
     got = await rpc(
         pushing, call("GetTaskPushNotificationConfig", taskId=task["id"], id="bridge"), V1
     )
-    assert got["result"] == config
+    assert got["result"] == as_read
     listed = await rpc(pushing, call("ListTaskPushNotificationConfigs", taskId=task["id"]), V1)
-    assert listed["result"] == {"configs": [config], "nextPageToken": ""}
+    assert listed["result"] == {"configs": [as_read], "nextPageToken": ""}
     for _ in range(2):  # idempotent
         deleted = await rpc(
             pushing, call("DeleteTaskPushNotificationConfig", taskId=task["id"], id="bridge"), V1
@@ -173,8 +178,9 @@ async def test_config_methods_on_an_unknown_task_are_32001(
         ),
         ("http://10.0.0.7:8080/hook", r"10\.0\.0\.7 is a private address"),
         ("http://[::1]:8080/hook", r"::1 is a loopback address"),
-        # 127.0.0.1 is allowed, a name that resolves to it (or to ::1) is not.
-        ("http://localhost:8080/hook", r"localhost resolves to (127\.0\.0\.1|::1), a loopback"),
+        # 127.0.0.1 is allowed, a name that resolves to it (or to ::1) is not; and which
+        # address the name resolves to is not the caller's to learn.
+        ("http://localhost:8080/hook", r"its host resolves to a loopback address;"),
     ],
 )
 async def test_a_config_leading_where_the_policy_refuses_is_32602(
@@ -401,3 +407,64 @@ async def test_a_next_turn_may_bring_its_own_config(
     ]
     listed = await rpc(adapter, call("ListTaskPushNotificationConfigs", taskId=task["id"]), V1)
     assert [c["id"] for c in listed["result"]["configs"]] == [task["id"], "second"]
+
+
+async def test_a_second_anonymous_caller_never_reads_the_first_one_s_credentials(
+    pushing: str, receiver: PushReceiver
+) -> None:
+    # Anonymous callers share their tasks, and so their configs: the receiver's secret
+    # still reaches the receiver, and nobody else.
+    first = inline_v1(
+        "sleep:0.2",
+        receiver.url,
+        token="tok",
+        authentication={"scheme": "Bearer", "credentials": "first-callers-secret"},
+    )
+    task = (await rpc(pushing, first, V1))["result"]["task"]
+    listing = call("ListTaskPushNotificationConfigs", taskId=task["id"])
+    async with httpx.AsyncClient() as second:  # a client of its own, no token
+        listed = (await second.post(pushing, json=listing, headers=V1)).text
+    assert "first-callers-secret" not in listed and '"scheme":"Bearer"' in listed
+    with trio.fail_after(10):
+        await receiver.wait_received(1)
+    assert receiver.received[0].headers["authorization"] == "Bearer first-callers-secret"
+
+
+async def test_push_names_that_never_answer_never_hold_up_the_webhooks_lookups(
+    stub: StubWebhook, start_adapter: AdapterFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The system resolver itself: names under blackhole.test never answer (until the end).
+    blackhole = Blackhole(socket.getaddrinfo)
+    monkeypatch.setattr(socket, "getaddrinfo", blackhole)
+    monkeypatch.setattr(service, "LOOKUP_TIMEOUT", 0.5)
+    # The webhook by name, so that each of its connections looks it up as well.
+    adapter = await start_adapter(stub.url.replace("127.0.0.1", "localhost"))
+    answers: list[dict[str, Any]] = []
+    try:
+        task = (await rpc(adapter, send_v1("answer:x"), V1))["result"]["task"]
+        async with httpx.AsyncClient(headers=V1) as client:
+
+            async def create(n: int) -> None:
+                url = f"https://h{n}.blackhole.test/hook"
+                config = call("CreateTaskPushNotificationConfig", taskId=task["id"], url=url)
+                answers.append((await client.post(adapter, json=config)).json())
+
+            async def send() -> None:
+                answers.append((await client.post(adapter, json=send_v1("sleep:0.1"))).json())
+
+            with trio.fail_after(10):
+                async with trio.open_nursery() as nursery:
+                    for n in range(60):
+                        nursery.start_soon(create, n)
+                # Their lookups are under way still. Sends at once need new connections
+                # to the webhook (one at most finds the idle one), so lookups of its name.
+                async with trio.open_nursery() as nursery:
+                    for _ in range(3):
+                        nursery.start_soon(send)
+        states = [answer["result"]["task"]["status"]["state"] for answer in answers[60:]]
+        assert states == ["TASK_STATE_COMPLETED"] * 3
+    finally:
+        blackhole.end()
+    codes = sorted(answer["error"]["code"] for answer in answers[:60])
+    # Anonymous callers' two lookups at once got no answer; the others no turn.
+    assert codes == [-32602] * 2 + [-32000] * 58

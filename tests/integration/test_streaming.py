@@ -223,3 +223,40 @@ async def test_a_quiet_stream_gets_keep_alive_comments(
 async def test_malformed_stream_params_are_32602(adapter: str, method: str) -> None:
     document = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
     assert (await rpc(adapter, document, V1))["error"]["code"] == -32602
+
+
+async def test_a_caller_past_its_streams_is_refused_and_others_are_not(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start_adapter(stub.url, max_streams_per_caller=2)
+    mine = {**V1, "Authorization": "Bearer mine"}
+    async with (
+        open_stream(adapter, streaming(send_v1("sleep:5")), mine) as first,
+        open_stream(adapter, streaming(send_v1("sleep:5")), mine) as second,
+    ):
+        assert await first.next() is not None and await second.next() is not None
+        # A third, in v1.0: a plain error; a subscription counts as a stream too.
+        refused = await rpc(adapter, streaming(send_v1("sleep:5")), mine)
+        assert refused["error"]["code"] == -32000
+        assert "ADAPTER_MAX_STREAMS_PER_CALLER" in refused["error"]["message"]
+        task_id = (await first.next() or {})["result"]["statusUpdate"]["taskId"]
+        subscription = await rpc(adapter, call("SubscribeToTask", id=task_id), mine)
+        assert subscription["error"]["code"] == -32000
+        # Another caller, and the anonymous ones, still stream.
+        for headers in ({**V1, "Authorization": "Bearer yours"}, V1):
+            async with open_stream(adapter, streaming(send_v1("answer:x")), headers) as other:
+                assert len(await other.rest()) == 4
+    # Both closed: the caller has its quota back.
+    async with open_stream(adapter, streaming(send_v1("answer:x")), mine) as again:
+        assert len(await again.rest()) == 4
+
+
+async def test_a_v03_caller_past_its_streams_gets_the_stream_s_one_error_event(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start_adapter(stub.url, max_streams_per_caller=1)
+    async with open_stream(adapter, streaming(send_v03("sleep:5"))) as held:
+        assert await held.next() is not None
+        async with open_stream(adapter, streaming(send_v03("answer:x"))) as refused:
+            [error] = await refused.rest()
+    assert error["error"]["code"] == -32000

@@ -11,7 +11,6 @@ metadata address, and a name (localhost) that resolves to the allowed 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 from functools import partial
@@ -130,7 +129,8 @@ async def check_push(result: Result, receivers: Receivers, version: str, caller_
         assert "ADAPTER_PUSH_ALLOW_HOSTS" in refused["error"]["message"]
     assert "cloud metadata" in result["refused"][METADATA]["error"]["message"]
     localhost = result["refused"][receivers.arguments()[-1]]["error"]["message"]
-    assert re.search(r"localhost resolves to (127\.0\.0\.1|::1), a loopback", localhost)
+    assert "its host resolves to a loopback address" in localhost
+    assert "127.0.0.1" not in localhost and "::1" not in localhost
 
 
 # a2a-sdk 1.3.0, in a worker thread with its own event loop.

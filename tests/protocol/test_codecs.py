@@ -684,24 +684,32 @@ def test_inline_configs_decode_from_what_the_sdk_sends(codec: Codec) -> None:
     assert operation.push_config.for_task("t-9").id == "t-9"
 
 
+def sdk_v1_config_as_read() -> a2a_pb2.TaskPushNotificationConfig:
+    """A config as Get and List answer it: credentials are write-only."""
+    config = sdk_v1_config()
+    config.authentication.ClearField("credentials")
+    return config
+
+
 def test_v1_push_results_parse_strictly_in_the_sdk() -> None:
-    parsed = json_format.ParseDict(
-        V1.encode_push_config(full_config("1.0")), a2a_pb2.TaskPushNotificationConfig()
-    )
-    assert parsed == sdk_v1_config()
+    document = V1.encode_push_config(full_config("1.0"))
+    assert CREDENTIALS not in json.dumps(document)
+    parsed = json_format.ParseDict(document, a2a_pb2.TaskPushNotificationConfig())
+    assert parsed == sdk_v1_config_as_read()
     bare = V1.encode_push_config(PushConfig("t-1", "c-1", "http://b.example/"))
     assert bare == {"taskId": "t-1", "id": "c-1", "url": "http://b.example/"}
     page = V1.encode_push_page(PushConfigPage((full_config("1.0"),), "next"))
     listed = json_format.ParseDict(page, a2a_pb2.ListTaskPushNotificationConfigsResponse())
-    assert (list(listed.configs), listed.next_page_token) == ([sdk_v1_config()], "next")
+    assert (list(listed.configs), listed.next_page_token) == ([sdk_v1_config_as_read()], "next")
     assert V1.encode_push_deleted() == {}
 
 
 def test_v03_push_results_validate_in_the_v03_models() -> None:
     document = V03.encode_push_config(full_config("0.3"))
+    assert CREDENTIALS not in json.dumps(document)
     model = v03_types.TaskPushNotificationConfig.model_validate(document)
     assert model.model_dump(mode="json", by_alias=True, exclude_none=True) == document
-    assert conversions.to_core_task_push_notification_config(model) == sdk_v1_config()
+    assert conversions.to_core_task_push_notification_config(model) == sdk_v1_config_as_read()
     listed = V03.encode_push_page(PushConfigPage((full_config("0.3"),)))
     assert listed == [document]
     response = v03_types.ListTaskPushNotificationConfigResponse.model_validate(
@@ -757,7 +765,83 @@ def test_v03_push_results_validate_in_the_v03_models() -> None:
             {"taskId": "t", "url": "http://b.example/", "id": "x" * 257},
             "params.id must be at most 256",
         ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/", "authentication": {"scheme": "B" * 65}},
+            "params.authentication scheme must be at most 64 characters",
+        ),
+        (
+            V03,
+            "tasks/pushNotificationConfig/set",
+            {
+                "taskId": "t",
+                "pushNotificationConfig": {
+                    "url": "http://b.example/",
+                    "authentication": {"schemes": ["B" * 1_000_000]},
+                },
+            },
+            "params.pushNotificationConfig.authentication scheme must be at most 64",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/", "token": "t" * 4097},
+            "params.token must be at most 4096 characters",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {
+                "taskId": "t",
+                "url": "http://b.example/",
+                "authentication": {"scheme": "Bearer", "credentials": "c" * 4097},
+            },
+            "params.authentication.credentials must be at most 4096 characters",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t", "url": "http://b.example/" + "p" * 2048},
+            "params.url must be at most 2048 characters",
+        ),
+        (
+            V1,
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "t" * 1025, "url": "http://b.example/"},
+            "params.taskId must be at most 1024 characters",
+        ),
         (V1, "GetTaskPushNotificationConfig", {"taskId": "t"}, "params.id"),
+        (
+            V1,
+            "GetTaskPushNotificationConfig",
+            {"taskId": "t", "id": "c" * 1025},
+            "params.id must be at most 1024 characters",
+        ),
+        (
+            V1,
+            "DeleteTaskPushNotificationConfig",
+            {"taskId": "t" * 1025, "id": "c"},
+            "params.taskId must be at most 1024 characters",
+        ),
+        (
+            V1,
+            "ListTaskPushNotificationConfigs",
+            {"taskId": "t" * 1025},
+            "params.taskId must be at most 1024 characters",
+        ),
+        (
+            V03,
+            "tasks/pushNotificationConfig/get",
+            {"id": "t", "pushNotificationConfigId": "c" * 1025},
+            "params.pushNotificationConfigId must be at most 1024 characters",
+        ),
+        (
+            V03,
+            "tasks/pushNotificationConfig/list",
+            {"id": "t" * 1025},
+            "params.id must be at most 1024 characters",
+        ),
         (V1, "DeleteTaskPushNotificationConfig", {"id": "c"}, "params.taskId"),
         (V1, "ListTaskPushNotificationConfigs", {"taskId": "t", "pageSize": -1}, "pageSize"),
         (V03, "tasks/pushNotificationConfig/set", {"taskId": "t"}, "pushNotificationConfig is"),
@@ -784,3 +868,28 @@ def test_push_refusals(codec: Codec, method: str, params: dict[str, Any], words:
     assert words in raised.value.message
     # A token or credentials are secrets: never quoted back.
     assert TOKEN not in raised.value.message and CREDENTIALS not in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("codec", "method", "params", "field"),
+    [
+        (V1, "GetTask", {"id": "t" * 1025}, "params.id"),
+        (V1, "CancelTask", {"id": "t" * 1025}, "params.id"),
+        (V1, "SubscribeToTask", {"id": "t" * 1025}, "params.id"),
+        (V1, "ListTasks", {"contextId": "c" * 1025}, "params.contextId"),
+        (V03, "tasks/get", {"id": "t" * 1025}, "params.id"),
+        (V03, "tasks/cancel", {"id": "t" * 1025}, "params.id"),
+        (V03, "tasks/resubscribe", {"id": "t" * 1025}, "params.id"),
+    ],
+)
+def test_an_id_past_1024_characters_is_refused_naming_the_field(
+    codec: Codec, method: str, params: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(A2AError) as raised:
+        codec.decode(method, params)
+    assert raised.value.code is ErrorCode.INVALID_PARAMS
+    assert raised.value.message == f"{field} must be at most 1024 characters"
+
+
+def test_an_id_of_1024_characters_is_taken() -> None:
+    assert V1.decode("GetTask", {"id": "t" * 1024}) == GetTask("t" * 1024)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import pytest
 
 from n8n_a2a.protocol.push import AllowList
-from n8n_a2a.push.guard import Refused, destination, system_resolve
+from n8n_a2a.push.guard import Refused, destination
 from tests.helpers import Resolver
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
@@ -25,18 +26,55 @@ async def test_a_public_name_leads_to_its_addresses_in_order() -> None:
 
 async def test_one_refused_address_among_many_refuses_the_name() -> None:
     resolve = Resolver({"two-faced.example": [PUBLIC, LOOPBACK]})
-    with pytest.raises(Refused, match=r"two-faced\.example resolves to 127\.0\.0\.1, a loopback"):
+    with pytest.raises(Refused, match="its host resolves to a loopback address"):
         await destination("http://two-faced.example:8080/", AllowList(), resolve)
     assert resolve.asked == [("two-faced.example", 8080)]
 
 
+async def test_what_a_name_resolves_to_goes_to_the_log_not_to_the_caller(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    resolve = Resolver({"intranet.example": [ipaddress.ip_address("10.31.7.12")]})
+    with pytest.raises(Refused) as refused:
+        await destination("https://intranet.example/hook?secret=s3", AllowList(), resolve)
+    assert str(refused.value) == (
+        "its host resolves to a private address; push notifications go there only if "
+        "ADAPTER_PUSH_ALLOW_HOSTS allows it"
+    )
+    [line] = [r for r in caplog.records if getattr(r, "fields", {}).get("event") == "push_refused"]
+    assert line.levelname == "WARNING"
+    assert getattr(line, "fields") == {  # noqa: B009 - set through `extra`
+        "event": "push_refused",
+        "host": "intranet.example",
+        "address": "10.31.7.12",
+        "kind": "private",
+    }
+    assert "10.31.7.12" in line.getMessage()
+    assert "s3" not in caplog.text  # the URL's path and query may hold a secret
+
+
 async def test_a_literal_address_is_judged_without_a_lookup() -> None:
     resolve = Resolver({})
-    with pytest.raises(Refused, match=r"169\.254\.169\.254 is the cloud metadata address"):
+    with pytest.raises(Refused, match=r"^169\.254\.169\.254 is the cloud metadata address; "):
         await destination("http://169.254.169.254/latest/meta-data/", AllowList(), resolve)
     allowed = await destination("http://[::1]:9/", AllowList.parse("::1"), resolve)
     assert allowed.addresses == (ipaddress.ip_address("::1"),)
     assert resolve.asked == []
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://[::ffff:0:7f00:1]/", "::ffff:0:7f00:1 is a loopback address"),
+        ("http://[64:ff9b:1::7f00:1]/", "64:ff9b:1::7f00:1 is a loopback address"),
+        ("http://192.0.0.8/", "192.0.0.8 is a reserved or special-purpose address"),
+    ],
+)
+async def test_translated_forms_and_new_special_purpose_entries_are_refused(
+    url: str, words: str
+) -> None:
+    with pytest.raises(Refused, match=re.escape(words)):
+        await destination(url, AllowList(), Resolver({}))
 
 
 async def test_a_name_the_allow_list_names_may_resolve_anywhere() -> None:
@@ -57,9 +95,3 @@ async def test_an_international_name_is_looked_up_in_its_idna_form() -> None:
     resolve = Resolver({"xn--bcher-kva.example": [PUBLIC]})
     await destination("http://bücher.example/", AllowList(), resolve)
     assert resolve.asked == [("xn--bcher-kva.example", 80)]
-
-
-async def test_the_system_resolver_answers_each_address_once() -> None:
-    addresses = await system_resolve("localhost", 80)
-    assert LOOPBACK in addresses
-    assert len(addresses) == len(set(addresses))

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 import ssl
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import pytest
 import trio
+import trio.testing
 import trustme
 
 from n8n_a2a.protocol.push import AllowList, IPAddress
-from n8n_a2a.push.sender import Answer, PushSender
+from n8n_a2a.push.sender import MAX_PER_ADDRESS, Answer, PushSender
 from tests.helpers import Resolver
 from tests.push_receiver import PushReceiver, start_push_receiver
 
@@ -184,18 +186,122 @@ async def test_tls_checks_the_certificate_against_the_name_not_the_address(
         assert "certificate" in attempt.detail.lower()
 
 
-async def test_receivers_that_never_answer_hold_no_connection_another_one_needs(
+async def test_receivers_that_never_answer_hold_no_turn_another_one_needs(
     nursery: trio.Nursery, receiver: PushReceiver
 ) -> None:
     # httpx's default limits allow 100 connections for all hosts together: the 101st POST
-    # would wait for one of the dead ones to time out.
-    dead = await start_push_receiver(nursery)
+    # would wait for one of the dead ones to time out. Here they wait for their address's
+    # turns, holding no more connections than those.
+    dead = await start_push_receiver(nursery, host="127.0.0.2")
     dead.hold = True
-    async with PushSender(LOOPBACK, timeout=30.0) as sender, trio.open_nursery() as posts:
+    both = AllowList.parse("127.0.0.1,127.0.0.2")
+    async with PushSender(both, timeout=30.0) as sender, trio.open_nursery() as posts:
         for _ in range(110):
             posts.start_soon(sender.post, dead.url, b"{}", {})
         with trio.fail_after(10):
-            await dead.wait_held(110)
+            await dead.wait_held(MAX_PER_ADDRESS)
             attempt = await sender.post(receiver.url, b"{}", {})
         assert attempt.answer is Answer.DELIVERED
+        assert dead.held == MAX_PER_ADDRESS
         posts.cancel_scope.cancel()
+
+
+class Tarpit:
+    """A network (for httpx.MockTransport) that takes every POST and answers none until
+    `released` is set, counting the POSTs under way at each address."""
+
+    def __init__(self) -> None:
+        self.under_way: Counter[str] = Counter()
+        self.most = 0  # under way at once, over all addresses
+        self.released = trio.Event()
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.under_way[request.url.host] += 1
+        self.most = max(self.most, self.under_way.total())
+        try:
+            await self.released.wait()
+        finally:
+            self.under_way[request.url.host] -= 1
+        return httpx.Response(200)
+
+
+PUBLIC_ADDRESSES = [ipaddress.ip_address(f"93.184.215.{n}") for n in range(1, 13)]
+PUBLIC_NAMES = Resolver({f"r{n}.example": [a] for n, a in enumerate(PUBLIC_ADDRESSES)})
+
+
+async def post_all(sender: PushSender, urls: list[str], answers: list[Answer]) -> None:
+    async def one(url: str) -> None:
+        answers.append((await sender.post(url, b"{}", {})).answer)
+
+    async with trio.open_nursery() as nursery:
+        for url in urls:
+            nursery.start_soon(one, url)
+
+
+async def test_past_the_process_limit_posts_wait_their_turn_and_none_is_lost() -> None:
+    tarpit = Tarpit()
+    answers: list[Answer] = []
+    urls = [f"https://r{n}.example/hook" for n in range(12)]  # an address each
+    async with (
+        PushSender(
+            AllowList(),
+            resolve=PUBLIC_NAMES,
+            transport=httpx.MockTransport(tarpit),
+            max_concurrent=3,
+        ) as sender,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(post_all, sender, urls, answers)
+        await trio.testing.wait_all_tasks_blocked()
+        assert tarpit.under_way.total() == 3
+        tarpit.released.set()
+    assert tarpit.most == 3
+    assert answers == [Answer.DELIVERED] * 12
+
+
+async def test_past_the_limit_for_one_address_its_posts_wait_others_go_on() -> None:
+    tarpit = Tarpit()
+    answers: list[Answer] = []
+    crowded = [f"https://r0.example/hook/{n}" for n in range(6)]
+    async with (
+        PushSender(
+            AllowList(),
+            resolve=PUBLIC_NAMES,
+            transport=httpx.MockTransport(tarpit),
+            max_per_address=2,
+        ) as sender,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(post_all, sender, [*crowded, "https://r1.example/hook"], answers)
+        await trio.testing.wait_all_tasks_blocked()
+        assert tarpit.under_way == {"93.184.215.1": 2, "93.184.215.2": 1}
+        tarpit.released.set()
+    assert answers == [Answer.DELIVERED] * 7
+
+
+async def test_the_wait_for_a_turn_is_not_part_of_the_attempts_deadline(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    started: list[float] = []
+
+    async def network(request: httpx.Request) -> httpx.Response:
+        started.append(trio.current_time())
+        if len(started) == 1:
+            await trio.sleep_forever()  # the first receiver never answers
+        return httpx.Response(204)
+
+    async with (
+        PushSender(
+            AllowList(),
+            resolve=PUBLIC_NAMES,
+            transport=httpx.MockTransport(network),
+            timeout=10.0,
+            max_concurrent=1,
+        ) as sender,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(sender.post, "https://r0.example/hook", b"{}", {})
+        await trio.testing.wait_all_tasks_blocked()
+        second = await sender.post("https://r1.example/hook", b"{}", {})
+    assert started == [0.0, 10.0]  # its turn came when the first one's attempt ended
+    assert second.answer is Answer.DELIVERED
