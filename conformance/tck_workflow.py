@@ -16,7 +16,7 @@ for, and the TCK counts that requirement as failed.
     python -m conformance.tck_workflow --port 8701
     # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck \
     #       ADAPTER_ALLOW_INPUT_REQUIRED=true ADAPTER_PUSH_ALLOW_HOSTS=localhost n8n-a2a
-    # (localhost: the host of the kit's push receiver; README, "Conformance")
+    # (localhost: the host of the kit's push receiver; docs/conformance.md)
 """
 
 from __future__ import annotations

@@ -4,35 +4,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from functools import partial
 
 import trio
 
-from .config import ConfigError, load_settings
+from . import __version__
+from .app.card import card_facts
+from .config import VARIABLES, ConfigError, doubts, load_settings
 from .logs import configure_logging
 from .protocol.card import agent_card
 from .server import CannotListen, serve
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="n8n-a2a",
-        description="Serve an A2A agent in front of one n8n workflow, configured by ADAPTER_* "
-        "environment variables.",
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="validate the environment, print the card and exit"
-    )
-    arguments = parser.parse_args(argv)
+    arguments = _parser().parse_args(argv)
     try:
-        settings = load_settings(os.environ)
+        settings = load_settings()
     except ConfigError as error:
-        print(f"n8n-a2a: configuration error: {error}", file=sys.stderr)
+        for problem in error.problems:
+            print(f"n8n-a2a: configuration error: {problem}", file=sys.stderr)
         raise SystemExit(2) from None
+    for doubt in doubts(settings):
+        print(f"n8n-a2a: warning: {doubt}", file=sys.stderr)
     if arguments.check:
-        print(json.dumps(agent_card(settings, legacy_fields=True), indent=2))
+        print(json.dumps(agent_card(card_facts(settings), legacy_fields=True), indent=2))
         return
     configure_logging(settings.log_level, settings.log_format)
     try:
@@ -40,6 +36,35 @@ def main(argv: list[str] | None = None) -> None:
     except CannotListen as error:
         print(f"n8n-a2a: {error}", file=sys.stderr)
         raise SystemExit(3) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="n8n-a2a",
+        description="Serve an A2A agent in front of one n8n workflow, configured by the\n"
+        "ADAPTER_* environment variables below.",
+        epilog=_variables(),
+        # The table of variables keeps its columns; argparse would refill it as prose.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="validate the environment, print the card and exit"
+    )
+    parser.add_argument("--version", action="version", version=f"n8n-a2a {__version__}")
+    return parser
+
+
+def _variables() -> str:
+    """Every variable, one a line: the required ones first, then the others with defaults."""
+    width = max(len(variable.name) for variable in VARIABLES)
+    lines = []
+    for heading, required in (("required", True), ("optional", False)):
+        lines.append(f"{heading} environment variables:")
+        for variable in (v for v in VARIABLES if v.required == required):
+            default = variable.shown_default
+            meaning = variable.summary + (f" (default {default})" if default else "")
+            lines.append(f"  {variable.name:<{width}}  {meaning}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Who is calling: the owner of the tasks a request may touch, and why a token is refused.
+"""Who is calling: the caller, the owner of the tasks it may touch, and why a token is refused.
 
 Pure: no I/O. An owner is an opaque digest, never a token or a subject as such, so a
 task table holds no credential and no person's id; it is compared, never shown. The
@@ -10,11 +10,25 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from dataclasses import dataclass, field
 
 from .protocol.errors import A2AError, ErrorCode
 
 #: A task's owner: None for the anonymous caller, else an opaque digest.
 Owner = str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asks, and what of the A2A request travels to the workflow besides the message, as
+    headers: the caller's token (as X-Subject-Token) and its W3C trace context.
+
+    `owner` says whose tasks the caller may touch; it stays in the adapter.
+    """
+
+    subject_token: str | None = None
+    trace_headers: tuple[tuple[str, str], ...] = ()
+    owner: Owner = field(default=None, repr=False)
 
 
 def token_owner(token: str | None) -> Owner:

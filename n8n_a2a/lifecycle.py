@@ -16,12 +16,17 @@ next message, which starts the next turn: `submitted` again, exactly as a new ta
 begins (then `working` once it has a call slot), and the turn's own verdict decides
 what follows. Nothing runs while it waits, so a shutdown leaves it alone; a cancel or
 the end of its wait ends it.
+
+Every other question about a state is answered here too, so that nobody else lists
+states: terminal, interrupted, takes a message, leased. The spec's own two kinds
+(terminal, interrupted) are listed once in protocol/model.py, which needs them for the
+wire and cannot import this module; the answers below build on that list and on the
+table, never restate them.
 """
 
 from __future__ import annotations
 
-from .outcome import Outcome
-from .protocol.model import TaskState
+from .protocol.model import INTERRUPTED_STATES, TERMINAL_STATES, TaskState
 
 # state -> the states it may move to. Terminal states (completed, canceled, failed,
 # rejected) have no row: nothing moves a finished task.
@@ -66,16 +71,26 @@ def may_cancel(current: TaskState) -> bool:
     return may_move(current, TaskState.CANCELED)
 
 
-def state_for(outcome: Outcome) -> TaskState:
-    """The state an outcome leaves a task in: only an answer completes one, a question
-    makes it wait for input."""
-    if outcome is Outcome.ANSWERED:
-        return TaskState.COMPLETED
-    if outcome is Outcome.INPUT_REQUIRED:
-        return TaskState.INPUT_REQUIRED
-    if outcome is Outcome.CANCELED:
-        return TaskState.CANCELED
-    return TaskState.FAILED
+def is_terminal(state: TaskState) -> bool:
+    """Done for good: nothing moves the task again, and a store may let it go in time."""
+    return state in TERMINAL_STATES
+
+
+def is_interrupted(state: TaskState) -> bool:
+    """Waiting for the caller (more input, or credentials): nothing runs for the task."""
+    return state in INTERRUPTED_STATES
+
+
+def takes_message(state: TaskState) -> bool:
+    """Whether a message naming the task may begin its next turn: only where the table
+    lets a turn begin. A task here waits for it, for ADAPTER_INPUT_TTL at most."""
+    return may_move(state, TaskState.SUBMITTED)
+
+
+def leased(state: TaskState) -> bool:
+    """Whether a call runs for the task (or waits for its slot): with a shared store, the
+    replica running it holds its lease, and the task ends LOST if that replica dies."""
+    return not (is_terminal(state) or is_interrupted(state))
 
 
 class IllegalTransition(Exception):

@@ -1,4 +1,4 @@
-"""The workflow contract: what a webhook reply means, and which task state it earns.
+"""The workflow contract: what a webhook reply means (turns.py says what it does to a task).
 
 The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
 non-blank answer, completes a task. Where the deployment allows it, a third key
@@ -6,7 +6,7 @@ non-blank answer, completes a task. Where the deployment allows it, a third key
 next message. Everything else fails it with a reason a person understands; a reply
 that has drifted from the contract is shown raw, never guessed at. Whatever the
 verdict says never quotes the caller's token and is valid Unicode.
-Pure: no I/O, no httpx; webhook.py turns the HTTP exchange into a WebhookReply.
+Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a WebhookReply.
 """
 
 from __future__ import annotations

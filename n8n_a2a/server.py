@@ -15,8 +15,9 @@ from hypercorn.config import Config, Sockets
 from . import __version__
 from .app import create_app
 from .config import Settings
-from .connections import fit_file_limit, serve_http
 from .executor import Drained, Executor
+from .http.descriptors import fit_file_limit
+from .http.hypercorn_seam import serve_http
 from .leases import Leases, keep_leases
 from .metrics import Metrics
 from .protocol.versions import SUPPORTED
@@ -27,7 +28,8 @@ from .push.memory import MemoryPushConfigStore
 from .push.sender import PushSender
 from .push.service import PushNotifications
 from .store import TaskEvents, TaskStore
-from .store.memory import MemoryTaskEvents, MemoryTaskStore
+from .store.fanout import LocalTaskEvents
+from .store.memory import MemoryTaskStore
 from .webhook import WebhookClient
 
 if TYPE_CHECKING:
@@ -103,7 +105,7 @@ async def _stores(settings: Settings, metrics: Metrics) -> AsyncIterator[_Stores
     if settings.store_url is None:
         store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
         configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
-        yield _Stores(store, MemoryTaskEvents(), configs, None, lambda: None)
+        yield _Stores(store, LocalTaskEvents(), configs, None, lambda: None)
         return
     # The postgres extra: imported only when a store URL is set.
     from .push.postgres import PostgresPushConfigStore
@@ -125,13 +127,8 @@ async def _stores(settings: Settings, metrics: Metrics) -> AsyncIterator[_Stores
         yield _Stores(shared, events, shared_configs, shared, problem)
 
 
-async def serve(
-    settings: Settings,
-    *,
-    shutdown_trigger: ShutdownTrigger = wait_for_stop_signal,
-    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve until `shutdown_trigger` returns; report the bound URLs through task_status."""
+def hypercorn_config(settings: Settings) -> Config:
+    """Hypercorn's settings for the adapter's connections."""
     config = Config()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
@@ -142,23 +139,120 @@ async def serve(
     # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
     # through ours (logs.py), at our level.
     config.errorlog = logging.getLogger("hypercorn.error")
-    # connections.py times idle connections and request reads itself, and ends a
-    # connection whose peer left. hypercorn's keep-alive timer (which runs from the end of
-    # a response until the next request's head is whole) is never the first to fire;
-    # it closes idle connections at once on shutdown. Its read_timeout stays off: it
-    # bounds every read, also those while a response is produced.
+    # http/ times idle connections and request reads itself, and ends a connection whose
+    # peer left. hypercorn's keep-alive timer (which runs from the end of a response
+    # until the next request's head is whole) is never the first to fire; it closes idle
+    # connections at once on shutdown. Its read_timeout stays off: it bounds every read,
+    # also those while a response is produced.
     config.keep_alive_timeout = settings.keep_alive_timeout + settings.request_read_timeout
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
     config.graceful_timeout = settings.shutdown_grace + 5.0
+    return config
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What serves tasks, once the stores and the webhook client are open."""
+
+    executor: Executor
+    deliverer: Deliverer
+    push: PushNotifications
+
+
+def _assemble(
+    settings: Settings,
+    calls: trio.Nursery,
+    stores: _Stores,
+    webhook: WebhookClient,
+    push_sender: PushSender,
+    lookups: Lookups,
+    metrics: Metrics,
+) -> _Work:
+    deliverer = Deliverer(
+        push_sender,
+        stores.tasks,
+        stores.configs,
+        max_attempts=settings.push_max_attempts,
+        metrics=metrics,
+    )
+    push = PushNotifications(
+        stores.configs,
+        deliverer,
+        stores.tasks,
+        settings.push_allow_hosts,
+        max_configs=settings.push_max_configs,
+        lookups=lookups,
+    )
+    executor = Executor(
+        calls,
+        stores.tasks,
+        stores.events,
+        webhook,
+        settings.skill_id,
+        max_concurrent_calls=settings.max_concurrent_calls,
+        max_queued_calls=settings.max_queued_calls,
+        max_stored_text=settings.max_stored_text,
+        metrics=metrics,
+        input_required=settings.allow_input_required,
+        input_ttl=settings.input_ttl,
+        push=push,
+        store_patience=settings.lease_seconds,
+    )
+    in_memory = stores.tasks if isinstance(stores.tasks, MemoryTaskStore) else ()
+    metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
+    metrics.watch_push(lambda: deliverer.queued)
+    return _Work(executor, deliverer, push)
+
+
+class _Lifetime:
+    """From serving to stopped: the stop when told, the drain, the leases kept meanwhile,
+    and what the stop line reports."""
+
+    def __init__(self, settings: Settings, work: _Work, trigger: ShutdownTrigger) -> None:
+        self._settings = settings
+        self._work = work
+        self._trigger = trigger
+        self._stopping = trio.Event()
+        self._housekeeping = trio.CancelScope()
+        self.reason = "the server stopped"
+        self.drained = Drained(finished=0, cut=0)
+        self.undelivered = 0
+
+    async def stop_when_told(self) -> None:
+        self.reason = await self._trigger() or "shutdown requested"
+        self._work.executor.stop_accepting()
+        self._stopping.set()
+
+    def server_stopped(self) -> None:
+        """The server stopped on its own: drain as after a signal."""
+        self._stopping.set()
+
+    async def drain_when_stopping(self) -> None:
+        await self._stopping.wait()
+        self.drained = await self._work.executor.drain(self._settings.shutdown_grace)
+        # The updates of the tasks the drain ended get a grace of their own.
+        self.undelivered = await self._work.deliverer.drain(self._settings.shutdown_grace)
+        self._housekeeping.cancel()
+
+    async def keep(self, leases: Leases) -> None:
+        with self._housekeeping:
+            work = self._work
+            await keep_leases(leases, work.executor, self._settings.lease_seconds, work.push)
+
+
+async def serve(
+    settings: Settings,
+    *,
+    shutdown_trigger: ShutdownTrigger = wait_for_stop_signal,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until `shutdown_trigger` returns; report the bound URLs through task_status."""
+    config = hypercorn_config(settings)
     sockets = listen(config, settings)
     limits = fit_file_limit(settings)
     # Push lookups run in threads of their own, configs' and deliveries' alike.
     lookups = Lookups()
-    stopping = trio.Event()
-    reason = "the server stopped"
-    drained = Drained(finished=0, cut=0)
-    undelivered = 0
     metrics = Metrics()
     async with (
         WebhookClient(settings) as webhook,
@@ -172,61 +266,9 @@ async def serve(
         _stores(settings, metrics) as stores,
         trio.open_nursery() as calls,
     ):
-        store, events, configs, leases = stores.tasks, stores.events, stores.configs, stores.leases
-        deliverer = Deliverer(
-            push_sender,
-            store,
-            configs,
-            max_attempts=settings.push_max_attempts,
-            metrics=metrics,
-        )
-        push = PushNotifications(
-            configs,
-            deliverer,
-            store,
-            settings.push_allow_hosts,
-            max_configs=settings.push_max_configs,
-            lookups=lookups,
-        )
-        executor = Executor(
-            calls,
-            store,
-            events,
-            webhook,
-            settings.skill_id,
-            max_concurrent_calls=settings.max_concurrent_calls,
-            max_queued_calls=settings.max_queued_calls,
-            max_stored_text=settings.max_stored_text,
-            metrics=metrics,
-            input_required=settings.allow_input_required,
-            input_ttl=settings.input_ttl,
-            push=push,
-            store_patience=settings.lease_seconds,
-        )
-        in_memory = store if isinstance(store, MemoryTaskStore) else ()
-        metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
-        metrics.watch_push(lambda: deliverer.queued)
-        housekeeping = trio.CancelScope()
-
-        async def stop_when_told() -> None:
-            nonlocal reason
-            reason = await shutdown_trigger() or "shutdown requested"
-            executor.stop_accepting()
-            stopping.set()
-
-        async def drain_when_stopping() -> None:
-            nonlocal drained, undelivered
-            await stopping.wait()
-            drained = await executor.drain(settings.shutdown_grace)
-            # The updates of the tasks the drain ended get a grace of their own.
-            undelivered = await deliverer.drain(settings.shutdown_grace)
-            housekeeping.cancel()
-
-        async def keep(leases: Leases) -> None:
-            with housekeeping:
-                await keep_leases(leases, executor, settings.lease_seconds, push)
-
-        app = create_app(settings, executor, metrics, push, verifier, stores.problem)
+        work = _assemble(settings, calls, stores, webhook, push_sender, lookups, metrics)
+        lifetime = _Lifetime(settings, work, shutdown_trigger)
+        app = create_app(settings, work.executor, metrics, work.push, verifier, stores.problem)
         # The connection's read deadline bounds a request's body: quart's own 60 s would
         # cut one that ADAPTER_REQUEST_READ_TIMEOUT allows longer.
         app.config["BODY_TIMEOUT"] = None
@@ -240,40 +282,40 @@ async def serve(
                 settings,
                 limits,
                 sockets,
-                shutdown_trigger=stop_when_told,
+                shutdown_trigger=lifetime.stop_when_told,
                 task_status=task_status,
             )
-            stopping.set()  # also when the server stopped on its own
+            lifetime.server_stopped()
 
-        await calls.start(deliverer.run, events)
-        await calls.start(executor.listen)
-        if leases is not None:
-            calls.start_soon(keep, leases)
-        calls.start_soon(drain_when_stopping)
+        await calls.start(work.deliverer.run, stores.events)
+        await calls.start(work.executor.listen)
+        if stores.leases is not None:
+            calls.start_soon(lifetime.keep, stores.leases)
+        calls.start_soon(lifetime.drain_when_stopping)
         listening = await calls.start(run_http)
-        # The message is short: text logs append the fields, JSON logs carry them.
-        logger.info(
-            "serving",
-            extra={
-                "fields": {
-                    "event": "start",
-                    "version": __version__,
-                    "listening": listening,
-                    "public_url": settings.public_url,
-                    "a2a_versions": list(SUPPORTED),
-                }
-            },
-        )
+        _log_start(settings, listening)
         task_status.started(listening)
-    logger.info(
-        "stopped",
-        extra={
-            "fields": {
-                "event": "stop",
-                "reason": reason,
-                "calls_finished": drained.finished,
-                "calls_cut": drained.cut,
-                "push_undelivered": undelivered,
-            }
-        },
-    )
+    _log_stop(lifetime)
+
+
+def _log_start(settings: Settings, listening: list[str]) -> None:
+    # The message is short: text logs append the fields, JSON logs carry them.
+    fields = {
+        "event": "start",
+        "version": __version__,
+        "listening": listening,
+        "public_url": settings.public_url,
+        "a2a_versions": list(SUPPORTED),
+    }
+    logger.info("serving", extra={"fields": fields})
+
+
+def _log_stop(lifetime: _Lifetime) -> None:
+    fields = {
+        "event": "stop",
+        "reason": lifetime.reason,
+        "calls_finished": lifetime.drained.finished,
+        "calls_cut": lifetime.drained.cut,
+        "push_undelivered": lifetime.undelivered,
+    }
+    logger.info("stopped", extra={"fields": fields})

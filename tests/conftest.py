@@ -1,54 +1,30 @@
+"""The fixtures the whole suite shares: the stub webhook, the real adapter in front of it,
+and a PostgreSQL. Their helpers live in tests/support/."""
+
 from __future__ import annotations
 
 import os
-import socket
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import replace
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
 
-from n8n_a2a.config import Settings
-from n8n_a2a.server import serve
-from tests.stub_webhook import StubWebhook, start_stub_webhook
+# Before the helpers are imported: pytest explains a failed assert in them too.
+pytest.register_assert_rewrite("tests.support")
+
+from n8n_a2a.server import serve  # noqa: E402
+from tests.support.adapter import AdapterFactory, free_port, make_settings  # noqa: E402
+from tests.support.stub_webhook import StubWebhook, start_stub_webhook  # noqa: E402
 
 if TYPE_CHECKING:
-    from tests.postgres_server import PostgresServer
-
-
-def make_settings(webhook_url: str = "http://127.0.0.1:9/webhook", **overrides: Any) -> Settings:
-    settings = Settings(
-        agent_name="Supply agent",
-        agent_description="Checks availability of supplies.",
-        skill_id="check_availability",
-        skill_name="Check availability",
-        skill_description="Says whether an item is in stock.",
-        skill_examples=("Are there 4 pallets of flour?",),
-        webhook_url=webhook_url,
-        public_url="http://127.0.0.1:1/",
-        host="127.0.0.1",
-        port=0,
-        webhook_timeout=5.0,
-    )
-    return replace(settings, **overrides)
-
-
-def free_port() -> int:
-    """A port free now on 127.0.0.1: the card must name the port before the server binds."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    from tests.support.postgres_server import PostgresServer
 
 
 @pytest.fixture
 async def stub(nursery: trio.Nursery) -> StubWebhook:
     return await start_stub_webhook(nursery)
-
-
-AdapterFactory = Callable[..., Any]
 
 
 @pytest.fixture
@@ -80,7 +56,7 @@ async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
 def postgres() -> Iterator[PostgresServer]:
     """One PostgreSQL for the session. Where none can be started the tests that need it
     skip, saying why; in CI (CI set) they fail instead."""
-    from tests.postgres_server import CannotStart, PostgresServer
+    from tests.support.postgres_server import CannotStart, PostgresServer
 
     try:
         server = PostgresServer()
@@ -98,7 +74,7 @@ def postgres_url(postgres: PostgresServer) -> str:
     """A fresh database on the session's PostgreSQL, its schema in place."""
     import psycopg
 
-    from n8n_a2a.store.schema import migrate
+    from n8n_a2a.store.postgres.schema import migrate
 
     url = postgres.create_database()
     with psycopg.connect(url, autocommit=True) as connection:

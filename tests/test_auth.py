@@ -22,8 +22,8 @@ from jwt.algorithms import RSAAlgorithm
 
 from n8n_a2a.auth import KeysUnavailable, OidcVerifier, signing_keys
 from n8n_a2a.identity import AuthFailure, AuthReason, subject_owner
-from tests.conftest import make_settings
-from tests.oidc_issuer import AUDIENCE, LocalIssuer, SigningKey, start_issuer
+from tests.support.adapter import make_settings
+from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, SigningKey, start_issuer
 
 
 class Clock:

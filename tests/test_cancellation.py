@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 import trio
 
-from tests.integration.test_endpoint import V1, rpc, send_v1
-from tests.stub_webhook import StubWebhook
+from tests.support.jsonrpc import V1, rpc, send_v1
+from tests.support.stub_webhook import StubWebhook
 
 
 async def test_a_client_that_hangs_up_does_not_kill_the_call(

@@ -1,4 +1,4 @@
-"""Who is calling, without I/O: owners and the refusals of a token."""
+"""Who is calling, without I/O: the caller, owners and the refusals of a token."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from n8n_a2a.identity import AuthFailure, AuthReason, subject_owner, token_owner
+from n8n_a2a.identity import AuthFailure, AuthReason, Caller, subject_owner, token_owner
 from n8n_a2a.protocol.errors import ErrorCode
 
 
@@ -17,6 +17,12 @@ def test_the_default_owner_is_the_tokens_digest() -> None:
     assert re.fullmatch(r"token:[0-9a-f]{64}", owner)
     assert token_owner("eyJhbGciOi.secret-part.sig2") != owner
     assert token_owner(None) is None  # the anonymous caller
+
+
+def test_a_caller_is_anonymous_by_default_and_its_owner_stays_out_of_its_repr() -> None:
+    assert Caller() == Caller(None, (), None)
+    owner = token_owner("tok.en")
+    assert owner is not None and owner not in repr(Caller("tok.en", (), owner))
 
 
 def test_a_verified_owner_is_the_issuer_and_subject_whatever_the_token() -> None:

@@ -1,12 +1,21 @@
-"""The `n8n-a2a` command's exits: what a person starting it sees when it cannot start."""
+"""The `n8n-a2a` command: its help and version, and what a person starting it sees when it
+cannot start, or should think twice."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 
-from tests.test_config import GOOD
+import pytest
+
+from n8n_a2a import __version__
+from n8n_a2a.__main__ import main
+from n8n_a2a.config import VARIABLES
+from tests.support.environments import GOOD, OIDC
+
+REQUIRED = [v.name for v in VARIABLES if v.required]
 
 
 def test_an_address_in_use_is_one_line_and_exit_code_3() -> None:
@@ -47,3 +56,118 @@ def test_an_address_not_on_this_machine_is_one_line_and_exit_code_3() -> None:
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("n8n-a2a: cannot listen on 192.0.2.1:0 (ADAPTER_HOST, ADAPTER_PORT): ")
     assert "Traceback" not in done.stderr
+
+
+def _run(*args: str, environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "n8n_a2a", *args],
+        env={"PATH": "/usr/bin:/bin", **environ},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_command_exits_2_with_one_line_naming_the_variable() -> None:
+    environ = {k: v for k, v in GOOD.items() if k != "ADAPTER_WEBHOOK_URL"}
+    done = _run(environ=environ)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "n8n-a2a: configuration error: ADAPTER_WEBHOOK_URL: is required and must not be empty"
+    ]
+    assert "Traceback" not in done.stderr
+
+
+def test_an_empty_environment_gets_a_line_per_required_variable_at_once() -> None:
+    done = _run("--check", environ={})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"n8n-a2a: configuration error: {name}: is required and must not be empty"
+        for name in REQUIRED
+    ]
+    assert done.stdout == ""
+
+
+def test_check_prints_the_card_and_exits() -> None:
+    done = _run("--check", environ=GOOD)
+    assert done.returncode == 0, done.stderr
+    assert '"name": "Supply agent"' in done.stdout
+    assert '"url": "http://supply.agents.svc:8080/a2a"' in done.stdout
+    assert done.stderr == ""
+
+
+def test_a_card_naming_this_machine_on_another_port_is_a_warning_not_an_error() -> None:
+    done = _run("--check", environ={**GOOD, "ADAPTER_PUBLIC_URL": "http://127.0.0.1:9090/"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["url"] == "http://127.0.0.1:9090/"
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "n8n-a2a: warning: ADAPTER_PUBLIC_URL: names port 9090 on this machine, but the adapter "
+        "listens on ADAPTER_PORT 8080: "
+    )
+
+
+WITHOUT_JWT = "import sys; sys.modules['jwt'] = None; from n8n_a2a.__main__ import main; main()"
+
+
+def test_the_base_install_serves_without_the_extra_and_says_when_it_is_needed() -> None:
+    checked = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JWT, "--check"],
+        env={"PATH": "/usr/bin:/bin", **GOOD},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stderr
+    refused = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JWT],
+        env={"PATH": "/usr/bin:/bin", **GOOD, **OIDC},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "n8n-a2a: configuration error: ADAPTER_OIDC_ISSUER: verifying tokens needs the oidc "
+        "extra: pip install 'n8n-a2a[oidc]'"
+    ]
+
+
+@pytest.fixture
+def broken_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment load_settings would refuse: --help and --version must not read it."""
+    for variable in VARIABLES:
+        monkeypatch.delenv(variable.name, raising=False)
+    monkeypatch.setenv("ADAPTER_PORT", "http")
+
+
+@pytest.mark.usefixtures("broken_environment")
+def test_help_lists_every_variable_whether_required_and_its_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    optional = lines.index("optional environment variables:")
+    assert lines[optional - len(REQUIRED) - 1] == "required environment variables:"
+    listed = {
+        line.split()[0]: (number, line)
+        for number, line in enumerate(lines)
+        if line.startswith("  ADAPTER_")
+    }
+    assert list(listed) == REQUIRED + [v.name for v in VARIABLES if not v.required]
+    for variable in VARIABLES:
+        number, line = listed[variable.name]
+        assert (number > optional) is not variable.required, line
+        assert variable.summary in line
+        assert (f"(default {variable.shown_default})" in line) is bool(variable.shown_default)
+    assert max(len(line) for line in lines) <= 100
+
+
+@pytest.mark.usefixtures("broken_environment")
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"n8n-a2a {__version__}\n"

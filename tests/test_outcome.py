@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from n8n_a2a.lifecycle import state_for
 from n8n_a2a.outcome import (
     RAW_EXCERPT_CHARS,
     HttpReply,
@@ -13,6 +12,7 @@ from n8n_a2a.outcome import (
     classify,
 )
 from n8n_a2a.protocol.model import TaskState
+from n8n_a2a.turns import state_for
 
 
 def reply(body: bytes, status: int = 200, **kwargs: object) -> HttpReply:

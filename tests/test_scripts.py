@@ -7,6 +7,7 @@ that write down how they were called: no test here installs anything.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,11 +17,13 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 BASH = shutil.which("bash") or "/bin/bash"
 
 
-def stand_in(path: Path, log: Path, *, exit_code: int = 0) -> None:
-    """An executable that appends its name, its arguments and PYTHONWARNINGS to `log`."""
+def stand_in(path: Path, log: Path, *, exit_code: int = 0, then: str = "") -> None:
+    """An executable that appends its name, its arguments and PYTHONWARNINGS to `log`,
+    runs the shell command `then`, if any, and exits with `exit_code`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f'#!/bin/sh\necho "$0 $* [PYTHONWARNINGS=$PYTHONWARNINGS]" >>{log}\nexit {exit_code}\n'
+        f'#!/bin/sh\necho "$0 $* [PYTHONWARNINGS=$PYTHONWARNINGS]" >>{log}\n{then}\n'
+        f"exit {exit_code}\n"
     )
     path.chmod(0o755)
 
@@ -58,30 +61,102 @@ def test_venv_reinstalls_only_when_pyproject_changes_and_without_the_editable_wa
     stand_in(checkout / ".venv" / "bin" / "python", log)
     environ = {"PATH": os.environ["PATH"]}
 
+    said = []
     for _ in range(2):
         done = run(["scripts/venv"], checkout, environ)
         assert done.returncode == 0, done.stderr
+        said.append(done.stderr)
     [install] = calls(log)
     assert "-m pip install --quiet --disable-pip-version-check -e .[test]" in install
     assert "[PYTHONWARNINGS=ignore:Editable installation]" in install
+    # pip is quiet: the minute of the first install is announced, and nothing after.
+    assert said == [
+        "scripts/venv: installing n8n-a2a and its test tools into .venv (about a minute, once)\n",
+        "",
+    ]
 
     with (checkout / "pyproject.toml").open("a") as pyproject:
         pyproject.write("# a change\n")
-    assert run(["scripts/venv"], checkout, environ).returncode == 0
+    done = run(["scripts/venv"], checkout, environ)
+    assert done.returncode == 0
+    assert done.stderr == "scripts/venv: pyproject.toml changed: installing into .venv again\n"
     assert len(calls(log)) == 2
 
 
 # --- scripts/test ---------------------------------------------------------------------------
 
 
-def fake_checkout_for_scripts_test(root: Path, log: Path) -> Path:
+def fake_checkout_for_scripts_test(root: Path, log: Path, *, installs: int = 0) -> Path:
+    """scripts/test beside stand-ins for what it calls; `installs`: their exit code."""
     (root / "scripts").mkdir(parents=True)
     shutil.copy(CHECKOUT / "scripts" / "test", root / "scripts" / "test")
-    stand_in(root / "scripts" / "venv", log)
-    stand_in(root / "n8n" / "run", log)
+    stand_in(root / "scripts" / "venv", log, exit_code=installs)
+    stand_in(root / "n8n" / "run", log, exit_code=installs)
     for tool in ("ruff", "mypy", "pytest", "python"):
         stand_in(root / ".venv" / "bin" / tool, log)
     return root
+
+
+def test_scripts_test_help_answers_before_installing_anything(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    # Every install fails here, and loudly; no python3, pip or npm on this PATH either.
+    checkout = fake_checkout_for_scripts_test(tmp_path / "checkout", log, installs=1)
+    environ = {"PATH": str(tools(tmp_path / "bin", "dirname", "cat"))}
+    for arguments in (["--help"], ["-h"], ["tests/test_text.py", "-q", "--help"]):
+        done = run(["scripts/test", *arguments], checkout, environ)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[0] == "usage: scripts/test [PYTEST ARGUMENTS]"
+        assert "the exit code is pytest's" in done.stdout
+        assert "  N8N_A2A_SKIP_E2E=1 scripts/test       no n8n install" in done.stdout
+        assert re.search(r"every test: about \d+ minutes", done.stdout)
+    assert calls(log) == []
+    assert not (checkout / ".reports").exists()
+
+
+def test_scripts_test_exits_with_pytests_code_after_the_table_of_its_own_report(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    checkout = fake_checkout_for_scripts_test(tmp_path / "checkout", log)
+    environ = {"PATH": os.environ["PATH"], "N8N_A2A_SKIP_E2E": "1"}
+    report = checkout / ".reports" / "junit.xml"
+
+    def scripts_test(pytest_exit: int, *, writes_report: bool, table_exit: int = 0) -> int:
+        then = "touch .reports/junit.xml" if writes_report else ""
+        stand_in(checkout / ".venv" / "bin" / "pytest", log, exit_code=pytest_exit, then=then)
+        stand_in(checkout / ".venv" / "bin" / "python", log, exit_code=table_exit)
+        log.unlink(missing_ok=True)
+        done = run(["scripts/test", "-q"], checkout, environ)
+        # Every run ends with how long each step took.
+        assert re.fullmatch(
+            r"scripts/test: \d+s in all: \.venv \d+s, n8n install \d+s, ruff \d+s, mypy \d+s, "
+            r"pytest \d+s(, conformance table \d+s)?",
+            done.stderr.splitlines()[-1],
+        )
+        return done.returncode
+
+    def table_built() -> bool:
+        ran = [line.removeprefix(f"{checkout}/") for line in calls(log)]
+        return any(
+            line.startswith(".venv/bin/python -m conformance.table --if-clients .reports/junit.xml")
+            for line in ran
+        )
+
+    # A failed run still shows its client rows, failures named; the code stays pytest's.
+    assert scripts_test(1, writes_report=True) == 1
+    assert table_built()
+    # No test collected (5) stays 5; the table runs, and prints nothing without a client.
+    assert scripts_test(5, writes_report=True) == 5
+    assert table_built()
+    # No report this time (pytest's --version, a refused argument): the last run's is gone.
+    assert report.exists()
+    assert scripts_test(4, writes_report=False) == 4
+    assert not table_built()
+    assert not report.exists()
+    # A table that fails after tests that passed fails the run.
+    assert scripts_test(0, writes_report=True, table_exit=1) == 1
+    assert scripts_test(0, writes_report=True) == 0
 
 
 def test_skipping_the_e2e_tests_skips_the_n8n_install(tmp_path: Path) -> None:
@@ -99,6 +174,26 @@ def test_skipping_the_e2e_tests_skips_the_n8n_install(tmp_path: Path) -> None:
     assert run(["scripts/test", "-q"], checkout, environ).returncode == 0
     ran = [line.removeprefix(f"{checkout}/") for line in calls(log)]
     assert [line for line in ran if line.startswith("n8n/run install")]
+
+
+# --- scripts/demo ---------------------------------------------------------------------------
+
+
+def test_demo_ends_with_how_long_it_took_and_the_demos_exit_code(tmp_path: Path) -> None:
+    log, checkout = tmp_path / "log", tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    shutil.copy(CHECKOUT / "scripts" / "demo", checkout / "scripts" / "demo")
+    stand_in(checkout / "scripts" / "venv", log)
+    stand_in(checkout / ".venv" / "bin" / "python", log, exit_code=3)
+    done = run(["scripts/demo"], checkout, {"PATH": os.environ["PATH"]})
+    assert done.returncode == 3
+    assert [line.removeprefix(f"{checkout}/").split(" [")[0] for line in calls(log)] == [
+        "scripts/venv ",
+        ".venv/bin/python -m demo",
+    ]
+    assert re.fullmatch(
+        r"scripts/demo: \d+s in all: \.venv \d+s, the demo \d+s", done.stderr.strip()
+    )
 
 
 # --- n8n/run --------------------------------------------------------------------------------
@@ -148,6 +243,34 @@ def test_n8n_install_names_a_missing_compiler_before_it_starts(tmp_path: Path) -
     assert line.endswith("missing: g++. On Debian or Ubuntu: apt-get install g++")
     assert calls(log) == []
     assert not cache.exists()
+
+
+def test_n8n_install_says_how_long_it_takes_and_quiets_npms_update_notice(
+    tmp_path: Path,
+) -> None:
+    log, cache = tmp_path / "log", tmp_path / "cache"
+    bin_folder = tools(
+        tmp_path / "bin", "dirname", "sed", "date", "mkdir", "mktemp", "chmod", "rm", "flock"
+    )
+    for compiler in ("g++", "make", "python3"):
+        stand_in(bin_folder / compiler, log)
+    # An npm that installs nothing: the install stops at the first check after it.
+    stand_in(
+        bin_folder / "npm", log, then=f'echo "update-notifier=$NPM_CONFIG_UPDATE_NOTIFIER" >>{log}'
+    )
+    done = run(
+        [str(CHECKOUT / "n8n" / "run"), "install"],
+        tmp_path,
+        {"PATH": str(bin_folder), "N8N_A2A_CACHE": str(cache)},
+    )
+    assert done.returncode == 1
+    first = done.stderr.splitlines()[0]
+    assert "is not installed: installing it into" in first
+    assert first.endswith("once per machine (4 to 7 minutes on 2 cores, about 3 GB)")
+    npm, notifier = calls(log)
+    assert npm.startswith(f"{bin_folder}/npm install ")
+    assert notifier == "update-notifier=false"
+    assert [path.name for path in cache.iterdir()] == [".install.lock"]
 
 
 # --- bench/run ------------------------------------------------------------------------------

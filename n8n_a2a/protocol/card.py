@@ -1,15 +1,32 @@
-"""The Agent Card, built once from Settings, in the shape each protocol version reads."""
+"""The Agent Card, built once from plain facts, in the shape each protocol version reads."""
 
 from __future__ import annotations
 
-from .. import __version__
-from ..config import Settings
+from dataclasses import dataclass
+
 from .codec import TEXT_MODES
 from .model import JSONObject
 from .versions import SUPPORTED
 
 
-def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
+@dataclass(frozen=True, slots=True)
+class CardFacts:
+    """What the card says of the agent, its one skill and its callers' tokens."""
+
+    agent_name: str
+    agent_description: str
+    version: str
+    public_url: str
+    skill_id: str
+    skill_name: str
+    skill_description: str
+    skill_examples: tuple[str, ...]
+    require_token: bool = False
+    oidc_discovery_url: str | None = None
+    oidc_audience: str | None = None
+
+
+def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
     """The card, for v1.0 clients or (with `legacy_fields`) for v0.3 clients too.
 
     `legacy_fields` adds the v0.3 top-level `url`, `protocolVersion`,
@@ -17,21 +34,21 @@ def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
     the v1.0 card schema rejects.
     """
     skill: JSONObject = {
-        "id": settings.skill_id,
-        "name": settings.skill_name,
-        "description": settings.skill_description,
-        "tags": ["n8n", settings.skill_id],
-        "examples": list(settings.skill_examples),
+        "id": facts.skill_id,
+        "name": facts.skill_name,
+        "description": facts.skill_description,
+        "tags": ["n8n", facts.skill_id],
+        "examples": list(facts.skill_examples),
         "inputModes": list(TEXT_MODES),
         "outputModes": list(TEXT_MODES),
     }
     card: JSONObject = {
-        "name": settings.agent_name,
-        "description": settings.agent_description,
-        "version": __version__,
+        "name": facts.agent_name,
+        "description": facts.agent_description,
+        "version": facts.version,
         # v1.0 first: clients prefer the first interface they can speak.
         "supportedInterfaces": [
-            {"url": settings.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
+            {"url": facts.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
             for v in sorted(SUPPORTED, reverse=True)
         ],
         "capabilities": {"streaming": True, "pushNotifications": True},
@@ -43,24 +60,24 @@ def agent_card(settings: Settings, *, legacy_fields: bool) -> JSONObject:
     # (ADAPTER_OIDC_ISSUER) it is an OpenID Connect token, verified here, always required;
     # without, any Bearer token, required only with ADAPTER_REQUIRE_TOKEN (else the
     # workflow judges its absence).
-    if settings.oidc_discovery_url is not None:
+    if facts.oidc_discovery_url is not None:
         name, required = "oidc", True
         oidc = {
-            "openIdConnectUrl": settings.oidc_discovery_url,
-            "description": f"A token of this issuer for the audience {settings.oidc_audience}; "
+            "openIdConnectUrl": facts.oidc_discovery_url,
+            "description": f"A token of this issuer for the audience {facts.oidc_audience}; "
             "the workflow receives it as X-Subject-Token.",
         }
         v1_scheme, v03_scheme = {"openIdConnectSecurityScheme": oidc}, {"type": "openIdConnect"}
         v03_scheme |= oidc
     else:
-        name, required = "bearer", settings.require_token
+        name, required = "bearer", facts.require_token
         v1_scheme, v03_scheme = {"httpAuthSecurityScheme": _BEARER}, {"type": "http", **_BEARER}
     if legacy_fields:
         card |= {
             "protocolVersion": "0.3.0",
-            "url": settings.public_url,
+            "url": facts.public_url,
             "preferredTransport": "JSONRPC",
-            "additionalInterfaces": [{"url": settings.public_url, "transport": "JSONRPC"}],
+            "additionalInterfaces": [{"url": facts.public_url, "transport": "JSONRPC"}],
             "securitySchemes": {name: v03_scheme},
         }
         if required:

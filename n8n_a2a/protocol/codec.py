@@ -36,17 +36,12 @@ from .model import (
 )
 from .params import Params
 from .push import (
-    MAX_CONFIG_ID_LENGTH,
     CreatePushConfig,
     DeletePushConfig,
     GetPushConfig,
     ListPushConfigs,
-    PushAuthentication,
     PushConfig,
     PushConfigPage,
-    header_value_problem,
-    scheme_problem,
-    url_problem,
 )
 
 # The media types this agent takes and gives: text in, text out.
@@ -79,6 +74,16 @@ class Codec(ABC):
     version: str
     methods: ClassVar[dict[str, Verb]]
     other_version_hint: str
+    # What else differs in serving a version, beside its shapes, asked here so that the
+    # version is named only in the codecs:
+    #: the card without v0.3's top-level fields (the v1.0 schema validates the plain card);
+    plain_card: ClassVar[bool]
+    #: a stream refused before its first event is a plain JSON-RPC error (as the v1.0
+    #: servers answer), not the stream's one error event (a2a-sdk 0.3 reads a code only so);
+    refuses_streams_plainly: ClassVar[bool]
+    #: a push receiver gets the whole Task as it stands (v0.3), not each event (v1.0);
+    pushes_whole_task: ClassVar[bool]
+    push_content_type: ClassVar[str]
 
     def decode(self, method: str, params: JSONObject) -> Operation:
         """The operation a request asks for; A2AError for anything this agent cannot do."""
@@ -332,50 +337,6 @@ def text_only(part: Params, kind: str) -> Part:
     if not isinstance(text, str):
         raise A2AError.invalid_params(f"{part.path}.text must be a string")
     return Part(text=text, metadata=_metadata(part))
-
-
-def push_config(
-    config: Params,
-    *,
-    task_id: str,
-    version: str,
-    authentication: PushAuthentication | None,
-) -> PushConfig:
-    """The fields both versions share (id, url, token), checked, with the authentication
-    each version spells its own way."""
-    url = config.required_str("url")
-    problem = url_problem(url)
-    if problem is not None:
-        raise A2AError.invalid_params(f"{config.path}.url {problem}")
-    config_id = config.optional_str("id") or ""
-    if len(config_id) > MAX_CONFIG_ID_LENGTH:
-        raise A2AError.invalid_params(
-            f"{config.path}.id must be at most {MAX_CONFIG_ID_LENGTH} characters"
-        )
-    token = config.optional_str("token")
-    if token is not None:
-        _check_header_value(config, "token", token)
-    return PushConfig(task_id, config_id or task_id, url, token, authentication, version)
-
-
-def push_authentication(
-    authentication: Params, scheme: str | None, credentials: str | None
-) -> PushAuthentication:
-    if scheme is None:
-        raise A2AError.invalid_params(f"{authentication.path} must name a scheme")
-    problem = scheme_problem(scheme)
-    if problem is not None:
-        raise A2AError.invalid_params(f"{authentication.path} scheme {problem}")
-    if credentials is not None:
-        _check_header_value(authentication, "credentials", credentials)
-    return PushAuthentication(scheme, credentials)
-
-
-def _check_header_value(document: Params, name: str, value: str) -> None:
-    problem = header_value_problem(value)
-    if problem is not None:
-        # The value is a secret: never quoted back.
-        raise A2AError.invalid_params(f"{document.path}.{name} {problem}")
 
 
 def _metadata(document: Params) -> dict[str, Any] | None:

@@ -22,20 +22,16 @@ class TaskState(enum.Enum):
     FAILED = "failed"
     REJECTED = "rejected"
 
-    @property
-    def is_terminal(self) -> bool:
-        return self in _TERMINAL
 
-    @property
-    def is_interrupted(self) -> bool:
-        """Waiting for the caller (more input, or credentials): the task's stream ends here."""
-        return self in _INTERRUPTED
-
-
-_TERMINAL = frozenset(
+# The spec's two kinds of state a task's stream ends in: terminal (the task is done for
+# good) and interrupted (it waits for the caller: more input, or credentials). The wire
+# says so (a status update's `final`), so the one list of them lives here, in protocol/,
+# which imports nothing outside it. Everyone else asks lifecycle.py, which answers every
+# question about a state from these two and its table.
+TERMINAL_STATES = frozenset(
     {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
 )
-_INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+INTERRUPTED_STATES = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
 class Role(enum.Enum):
@@ -122,7 +118,7 @@ class StatusUpdate:
     @property
     def final(self) -> bool:
         """The last event of the task's stream: a terminal or an interrupted state."""
-        return self.status.state.is_terminal or self.status.state.is_interrupted
+        return self.status.state in TERMINAL_STATES or self.status.state in INTERRUPTED_STATES
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from .addresses import Kind, non_public
 #: The variable that lets a push reach an address the policy refuses.
 ALLOW_VARIABLE = "ADAPTER_PUSH_ALLOW_HOSTS"
 # What one config may hold, field by field: a task keeps ADAPTER_PUSH_MAX_CONFIGS of them
-# for as long as it is kept, so each field is bounded (README, "Memory").
+# for as long as it is kept, so each field is bounded (docs/operating.md, "Memory").
 MAX_URL_LENGTH = 2048
 #: A token or credentials: a JWT or an opaque key fits in 4 KiB.
 MAX_SECRET_LENGTH = 4096

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, push_authentication, push_config, text_only
+from .codec import Codec, Verb, text_only
 from .errors import A2AError
 from .model import JSONObject, Part, Role, StatusUpdate, TaskState
 from .params import Params
@@ -16,6 +16,7 @@ from .push import (
     PushConfig,
     PushConfigPage,
 )
+from .push_params import push_authentication, push_config
 
 
 class V03Codec(Codec):
@@ -34,6 +35,10 @@ class V03Codec(Codec):
         "agent/getAuthenticatedExtendedCard": Verb.EXTENDED_CARD,
     }
     push_config_field = "pushNotificationConfig"
+    plain_card = False
+    refuses_streams_plainly = False
+    pushes_whole_task = True
+    push_content_type = "application/json"
     state_names: ClassVar[dict[TaskState, str]] = {state: state.value for state in TaskState}
     role_names: ClassVar[dict[Role, str]] = {Role.USER: "user", Role.AGENT: "agent"}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, push_authentication, push_config, text_only
+from .codec import Codec, Verb, text_only
 from .errors import A2AError
 from .model import JSONObject, Part, Role, TaskState
 from .params import Params
@@ -19,6 +19,7 @@ from .push import (
     PushConfig,
     PushConfigPage,
 )
+from .push_params import push_authentication, push_config
 
 _PART_KINDS = ("text", "raw", "url", "data")
 
@@ -40,6 +41,10 @@ class V1Codec(Codec):
         "GetExtendedAgentCard": Verb.EXTENDED_CARD,
     }
     push_config_field = "taskPushNotificationConfig"
+    plain_card = True
+    refuses_streams_plainly = True
+    pushes_whole_task = False
+    push_content_type = "application/a2a+json"
     state_names: ClassVar[dict[TaskState, str]] = {
         state: f"TASK_STATE_{state.name}" for state in TaskState
     }

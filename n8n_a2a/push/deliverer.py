@@ -26,12 +26,13 @@ from urllib.parse import urlsplit
 
 import trio
 
+from ..lifecycle import is_terminal
 from ..metrics import Metrics
 from ..protocol import jsonrpc
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, StatusUpdate, TaskEvent
 from ..protocol.push import PushConfig
-from ..protocol.versions import V03, V1, codec_for
+from ..protocol.versions import codec_for
 from ..store import TaskEvents, TaskStore
 from . import PushConfigStore
 from .queue import DEFAULT_LIMIT, Pending, UpdateQueue
@@ -161,7 +162,7 @@ class Deliverer:
         if not routes:
             return
         heard_at = trio.current_time()
-        ended = isinstance(event, StatusUpdate) and event.status.state.is_terminal
+        ended = isinstance(event, StatusUpdate) and is_terminal(event.status.state)
         for route in routes.values():
             for _ in route.queue.put(Pending(event, heard_at)):
                 self._metrics.push_delivered("coalesced")
@@ -249,8 +250,8 @@ class Deliverer:
         """What the receiver gets for this event; None when there is nothing new to send."""
         codec = codec_for(route.config.version)
         document: JSONObject
-        if codec is V1:
-            document = V1.encode_stream_event(event)
+        if not codec.pushes_whole_task:
+            document = codec.encode_stream_event(event)
         else:
             try:
                 task = await self._tasks.get(event.task_id)
@@ -261,7 +262,7 @@ class Deliverer:
                 self._metrics.push_delivered("coalesced")
                 return None
             route.sent_version = task.version
-            document = V03.encode_task(task)
+            document = codec.encode_task(task)
         return jsonrpc.dump(document)
 
     def _backoff(self, attempts: int) -> float:
@@ -300,8 +301,7 @@ class Deliverer:
 
 def _headers(config: PushConfig) -> dict[str, str]:
     """The config's own headers: never the caller's token, never X-Subject-Token."""
-    v1 = codec_for(config.version) is V1
-    headers = {"Content-Type": "application/a2a+json" if v1 else "application/json"}
+    headers = {"Content-Type": codec_for(config.version).push_content_type}
     if config.token is not None:
         headers[TOKEN_HEADER] = config.token
     authorization = config.authentication.header if config.authentication else None

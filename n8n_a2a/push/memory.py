@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.push import PushConfig
-from ..store.memory import Clock, utc_now
+from ..store.fanout import Clock, utc_now
 
 
 class MemoryPushConfigStore:

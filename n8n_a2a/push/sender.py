@@ -7,7 +7,7 @@ name kept for the Host header and TLS (SNI and the certificate check). One deadl
 bounds each attempt, lookup included.
 
 Each POST holds a socket, so only so many are under way at once, over the process (they
-are in the file descriptor budget, connections.py) and to one address (the adapter must
+are in the file descriptor budget, http/descriptors.py) and to one address (the adapter must
 not be a way to flood a third party). A POST past either limit waits for its turn, and
 its attempt's deadline waits with it: waiting is a queue, not the receiver's slowness.
 """
@@ -28,8 +28,8 @@ import httpx
 import trio
 
 from .. import __version__
+from ..http.errors import httpx_errors
 from ..protocol.push import AllowList, IPAddress
-from ..webhook_pool import httpx_errors
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups

@@ -12,6 +12,7 @@ import binascii
 import trio
 
 from ..identity import Owner
+from ..lifecycle import is_terminal
 from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
 from ..protocol.push import (
@@ -104,7 +105,7 @@ class PushNotifications:
         # Look after following, so that an end in between is not missed: on a task that
         # has ended, the route ends at once and the config stays to be read.
         try:
-            ended = (await self._tasks.get(config.task_id)).status.state.is_terminal
+            ended = is_terminal((await self._tasks.get(config.task_id)).status.state)
         except A2AError:
             ended = True  # no longer held: it ended a while ago
         if ended:

@@ -1,4 +1,4 @@
-"""The embedded default: tasks in this process's memory, and a per-task broadcast of events.
+"""The embedded default: tasks in this process's memory (their events: fanout.py).
 
 Tasks are frozen; the store swaps in a new version on each move. It is bounded:
 finished tasks leave after a time to live, or oldest first when it is full; a task
@@ -8,25 +8,15 @@ anything, so each runs in one step and a compare-and-set here is simply a compar
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-from ..lifecycle import check_move
+from ..lifecycle import check_move, is_terminal
 from ..protocol.errors import A2AError, ErrorCode
-from ..protocol.model import ListTasks, Task, TaskEvent, TaskPage, TaskStatus
-from . import MAX_PAGE_BYTES, Change, Listener, Moved, change_events
+from ..protocol.model import ListTasks, Task, TaskPage, TaskStatus
+from . import MAX_PAGE_BYTES, Change, Moved, change_events
+from .fanout import Clock, utc_now
 from .pages import decode_cursor, encode_cursor, fit, list_order
-
-logger = logging.getLogger(__name__)
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class MemoryTaskStore:
@@ -82,7 +72,7 @@ class MemoryTaskStore:
             version=events[-1].sequence,
         )
         self._tasks[task_id] = moved
-        if change.state.is_terminal:
+        if is_terminal(change.state):
             self._finished[task_id] = None
         return Moved(moved, events)
 
@@ -148,39 +138,3 @@ class MemoryTaskStore:
     def _forget(self, task_id: str) -> None:
         del self._finished[task_id]
         del self._tasks[task_id]
-
-
-class MemoryTaskEvents:
-    """A broadcast per task, in this process. A task nobody listens to costs a dict look-up."""
-
-    def __init__(self) -> None:
-        self._by_task: dict[str, list[Listener]] = {}
-        self._everything: list[Listener] = []
-
-    def publish(self, event: TaskEvent) -> None:
-        for listener in (*self._everything, *self._by_task.get(event.task_id, ())):
-            try:
-                listener(event)
-            except Exception:
-                # One listener's bug must not keep the event from the others, nor fail
-                # the move that published it.
-                logger.exception("a listener of task %s failed", event.task_id)
-
-    @contextmanager
-    def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
-        listeners = self._by_task.setdefault(task_id, [])
-        listeners.append(listener)
-        try:
-            yield
-        finally:
-            listeners.remove(listener)
-            if not listeners:
-                del self._by_task[task_id]
-
-    @contextmanager
-    def subscribe_all(self, listener: Listener) -> Iterator[None]:
-        self._everything.append(listener)
-        try:
-            yield
-        finally:
-            self._everything.remove(listener)

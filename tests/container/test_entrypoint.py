@@ -25,7 +25,6 @@ import pytest
 import trio
 import trustme
 
-from tests.conftest import free_port
 from tests.container.files import (
     adapter_container,
     configmap_environment,
@@ -36,8 +35,9 @@ from tests.container.files import (
     kubernetes_object,
     seconds,
 )
-from tests.integration.test_endpoint import V1, rpc, send_v1
-from tests.stub_webhook import StubWebhook, start_stub_webhook
+from tests.support.adapter import free_port
+from tests.support.jsonrpc import V1, rpc, send_v1
+from tests.support.stub_webhook import StubWebhook, start_stub_webhook
 
 STARTUP_SECONDS = 20.0
 

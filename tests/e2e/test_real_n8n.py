@@ -33,7 +33,7 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 
 from tests.e2e.real_n8n import N8n
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
+from tests.support.jsonrpc import V1, rpc, send_v03, send_v1
 
 StartAdapter = Callable[..., Awaitable[str]]
 

@@ -30,8 +30,8 @@ from n8n_a2a.protocol.push import (
     AllowList,
 )
 from n8n_a2a.server import serve
-from tests.conftest import free_port, make_settings
-from tests.stub_webhook import StubWebhook, _gzip_bomb, start_stub_webhook
+from tests.support.adapter import free_port, make_settings
+from tests.support.stub_webhook import StubWebhook, gzip_bomb, start_stub_webhook
 
 MESSAGES = 64
 MESSAGE_CHARS = 1_000_000
@@ -107,7 +107,7 @@ async def gzip_bombs(adapter: Adapter, stub: StubWebhook, report: Report) -> Non
 
 
 def largest_config(task_id: str, n: int, **overrides: Any) -> dict[str, Any]:
-    """A v1.0 config with every field at its bound (README, "Memory")."""
+    """A v1.0 config with every field at its bound (docs/operating.md, "Memory")."""
     url = f"http://127.0.0.1:9/{n:03d}"
     return {
         "taskId": task_id,
@@ -163,7 +163,7 @@ async def run(scenario: str) -> Report:
         )
         stop = trio.Event()
         await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
-        _gzip_bomb()  # made once, before the baseline: the stub's bytes, not the adapter's
+        gzip_bomb()  # made once, before the baseline: the stub's bytes, not the adapter's
         async with httpx.AsyncClient(timeout=60) as client:
             adapter = Adapter(client, url)
             await adapter.call(send("answer:warm"))

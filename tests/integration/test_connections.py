@@ -14,9 +14,9 @@ import httpx
 import trio
 
 from n8n_a2a.server import serve
-from tests.conftest import AdapterFactory, free_port, make_settings
-from tests.integration.test_endpoint import V1, send_v1
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory, free_port, make_settings
+from tests.support.jsonrpc import V1, send_v1
+from tests.support.stub_webhook import StubWebhook
 
 # Short timeouts keep the suite fast; every wait below is bounded well above them, so a
 # connection that is never closed fails the test instead of hanging it.

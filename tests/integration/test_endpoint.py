@@ -4,59 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from typing import Any
 
 import httpx
 import pytest
 import trio
 
-from tests.conftest import free_port
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import free_port
+from tests.support.jsonrpc import V1, rpc, send_v03, send_v1
+from tests.support.stub_webhook import StubWebhook
 
-V1 = {"A2A-Version": "1.0"}
 LIST_ALL = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"includeArtifacts": True}}
-
-
-def send_v1(text: str, request_id: Any = 1, **configuration: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "SendMessage",
-        "params": {
-            "message": {
-                "messageId": str(uuid.uuid4()),
-                "role": "ROLE_USER",
-                "parts": [{"text": text}],
-            },
-            "configuration": configuration,
-        },
-    }
-
-
-def send_v03(text: str, request_id: Any = "7") -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "message/send",
-        "params": {
-            "configuration": {"blocking": True},
-            "message": {
-                "kind": "message",
-                "messageId": str(uuid.uuid4()),
-                "role": "user",
-                "parts": [{"kind": "text", "text": text}],
-            },
-        },
-    }
-
-
-async def rpc(adapter: str, document: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    async with httpx.AsyncClient() as client:
-        reply = await client.post(adapter, json=document, headers=headers or {})
-    assert reply.status_code == 200, reply.text
-    result: dict[str, Any] = reply.json()
-    return result
 
 
 async def test_v1_send_answered_has_the_v1_shape(adapter: str) -> None:

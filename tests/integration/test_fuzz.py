@@ -34,10 +34,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from n8n_a2a.protocol.versions import V03, V1
-from tests.conftest import AdapterFactory
-from tests.integration.test_endpoint import V1 as V1_HEADER
-from tests.integration.test_endpoint import rpc, send_v03, send_v1
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.jsonrpc import V1 as V1_HEADER
+from tests.support.jsonrpc import rpc, send_v03, send_v1
+from tests.support.stub_webhook import StubWebhook
 
 EXAMPLES = 300
 # The same examples on every run and every machine: a failure in CI is one to replay.

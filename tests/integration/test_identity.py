@@ -17,13 +17,12 @@ import trustme
 
 from n8n_a2a.identity import token_owner
 from n8n_a2a.logs import JsonFormatter
-from tests.conftest import AdapterFactory, free_port
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
-from tests.integration.test_lifecycle import call
-from tests.integration.test_operations import get, sample
-from tests.integration.test_streaming import open_stream
-from tests.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory, free_port, get
+from tests.support.jsonrpc import V1, call, rpc, send_v03, send_v1
+from tests.support.metrics import sample
+from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
+from tests.support.sse import open_stream
+from tests.support.stub_webhook import StubWebhook
 
 Headers = dict[str, str]
 

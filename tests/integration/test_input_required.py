@@ -8,11 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import AdapterFactory
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
-from tests.integration.test_lifecycle import call, get_task, wait_for_state
-from tests.integration.test_streaming import kinds_v1, open_stream, results, streaming
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.jsonrpc import V1, call, get_task, rpc, send_v03, send_v1, wait_for_state
+from tests.support.sse import kinds_v1, open_stream, results, streaming
+from tests.support.stub_webhook import StubWebhook
 
 QUESTION = "ask:Which item: flour, sugar, rice or salt?"
 

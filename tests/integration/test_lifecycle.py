@@ -15,51 +15,15 @@ import pytest
 import trio
 
 from n8n_a2a.server import serve
-from tests.conftest import AdapterFactory, free_port, make_settings
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
-from tests.stub_webhook import StubWebhook
-
-
-def call(method: str, request_id: Any = 1, **params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-
-
-async def get_task(adapter: str, task_id: str, **params: Any) -> dict[str, Any]:
-    reply = await rpc(adapter, call("GetTask", id=task_id, **params), V1)
-    task: dict[str, Any] = reply["result"]
-    return task
-
-
-async def wait_for_state(adapter: str, task_id: str, state: str) -> dict[str, Any]:
-    with trio.fail_after(5):
-        # Polling GetTask is what real clients do.
-        while (task := await get_task(adapter, task_id))["status"]["state"] != state:  # noqa: ASYNC110
-            await trio.sleep(0.02)
-    return task
-
-
-class Pending:
-    """A blocking send under way in the background."""
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.reply: dict[str, Any] = {}
-
-    async def answer(self) -> dict[str, Any]:
-        with trio.fail_after(5):
-            await self.done.wait()
-        return self.reply
-
-
-def send_in_background(nursery: trio.Nursery, adapter: str, text: str) -> Pending:
-    pending = Pending()
-
-    async def blocking_send() -> None:
-        pending.reply = await rpc(adapter, send_v1(text), V1)
-        pending.done.set()
-
-    nursery.start_soon(blocking_send)
-    return pending
+from tests.support.adapter import (
+    AdapterFactory,
+    free_port,
+    make_settings,
+    send_in_background,
+    wait_until_serving,
+)
+from tests.support.jsonrpc import V1, call, get_task, rpc, send_v03, send_v1, wait_for_state
+from tests.support.stub_webhook import StubWebhook
 
 
 async def test_return_immediately_answers_working_and_polling_shows_the_end(
@@ -338,17 +302,6 @@ async def test_sigterm_drains_and_exits_cleanly(stub: StubWebhook, nursery: trio
     finally:
         process.kill()
         await process.wait()
-
-
-async def wait_until_serving(adapter: str) -> None:
-    with trio.fail_after(20):
-        async with httpx.AsyncClient() as client:
-            while True:
-                try:
-                    await client.get(adapter + ".well-known/agent-card.json")
-                    return
-                except httpx.TransportError:
-                    await trio.sleep(0.05)
 
 
 async def test_a_cancel_storm_against_one_call_slot_leaves_the_server_serving(

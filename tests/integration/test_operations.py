@@ -10,19 +10,14 @@ import httpx
 import pytest
 import trio
 import trustme
-from prometheus_client.parser import text_string_to_metric_families
 
 from n8n_a2a.logs import JsonFormatter, TextFormatter
-from tests.conftest import AdapterFactory
-from tests.integration.test_endpoint import V1, rpc, send_v1
-from tests.stub_webhook import StubWebhook, start_stub_webhook
+from tests.support.adapter import AdapterFactory, get
+from tests.support.jsonrpc import V1, rpc, send_v1
+from tests.support.metrics import sample
+from tests.support.stub_webhook import StubWebhook, start_stub_webhook
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXN1YmplY3Q.sig-n4tur3"
-
-
-async def get(url: str, **headers: str) -> httpx.Response:
-    async with httpx.AsyncClient() as client:
-        return await client.get(url, headers=headers)
 
 
 async def test_liveness_and_readiness_never_call_the_workflow(
@@ -43,15 +38,6 @@ async def test_readiness_can_check_the_webhooks_host(
     assert not_ready.status_code == 503
     assert "does not take connections" in not_ready.json()["reason"]
     assert stub.received == []
-
-
-def sample(text: str, name: str, **labels: str) -> float:
-    """The value of one sample in Prometheus text, its labels in any order."""
-    for family in text_string_to_metric_families(text):
-        for found in family.samples:
-            if found.name == name and found.labels == labels:
-                return float(found.value)
-    raise AssertionError(f"{name}{labels} not in the metrics")
 
 
 async def test_metrics_count_outcomes_requests_and_calls(adapter: str, stub: StubWebhook) -> None:

@@ -17,12 +17,11 @@ import trio
 from n8n_a2a.protocol.push import AllowList
 from n8n_a2a.push import service
 from n8n_a2a.server import serve
-from tests.conftest import AdapterFactory, free_port, make_settings
-from tests.helpers import Blackhole
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
-from tests.integration.test_lifecycle import call, wait_for_state
-from tests.push_receiver import PushReceiver, start_push_receiver
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory, free_port, make_settings
+from tests.support.jsonrpc import V1, call, rpc, send_v03, send_v1, wait_for_state
+from tests.support.push import Blackhole
+from tests.support.push_receiver import PushReceiver, start_push_receiver
+from tests.support.stub_webhook import StubWebhook
 
 ALLOW_LOOPBACK = AllowList.parse("127.0.0.1")
 CALLER_TOKEN = "eyJhbGciOi.caller-token"

@@ -16,10 +16,9 @@ import trio
 
 from n8n_a2a import __version__
 from n8n_a2a.server import CannotListen, serve
-from tests.conftest import free_port, make_settings
-from tests.integration.test_lifecycle import send_in_background, wait_until_serving
-from tests.stub_webhook import StubWebhook
-from tests.test_config import GOOD
+from tests.support.adapter import free_port, make_settings, send_in_background, wait_until_serving
+from tests.support.environments import GOOD
+from tests.support.stub_webhook import StubWebhook
 
 
 def fields(caplog: pytest.LogCaptureFixture, event: str) -> dict[str, Any]:

@@ -2,81 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
 
-import httpx
 import pytest
 import trio
 
 from n8n_a2a.server import serve
-from tests.conftest import AdapterFactory, free_port, make_settings
-from tests.integration.test_endpoint import V1, rpc, send_v03, send_v1
-from tests.integration.test_lifecycle import call, get_task, wait_for_state
-from tests.stub_webhook import StubWebhook
-
-
-class Stream:
-    """An SSE response read event by event: each `data:` a JSON-RPC response."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.response = response
-        self.comments = 0
-        self._lines = response.aiter_lines()
-
-    async def next(self) -> dict[str, Any] | None:
-        """The next event's JSON, None when the server closed the stream."""
-        data: list[str] = []
-        async for line in self._lines:
-            if line.startswith(":"):
-                self.comments += 1
-            elif line.startswith("data: "):
-                data.append(line.removeprefix("data: "))
-            elif line == "" and data:
-                event: dict[str, Any] = json.loads("\n".join(data))
-                return event
-        return None
-
-    async def rest(self) -> list[dict[str, Any]]:
-        events = []
-        with trio.fail_after(10):
-            while (event := await self.next()) is not None:
-                events.append(event)
-        return events
-
-
-@asynccontextmanager
-async def open_stream(
-    adapter: str, document: dict[str, Any], headers: dict[str, str] | None = None
-) -> AsyncIterator[Stream]:
-    async with (
-        httpx.AsyncClient(timeout=10) as client,
-        client.stream("POST", adapter, json=document, headers=headers or {}) as response,
-    ):
-        assert response.status_code == 200
-        assert response.headers["content-type"] == "text/event-stream"
-        yield Stream(response)
-
-
-def streaming(document: dict[str, Any]) -> dict[str, Any]:
-    method = {"SendMessage": "SendStreamingMessage", "message/send": "message/stream"}
-    return {**document, "method": method[document["method"]]}
-
-
-def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [event["result"] for event in events]
-
-
-def kinds_v1(events: list[dict[str, Any]]) -> list[str]:
-    shown = []
-    for result in results(events):
-        [(member, body)] = result.items()
-        state = body.get("status", {}).get("state", "")
-        shown.append(f"{member} {state}".strip())
-    return shown
+from tests.support.adapter import AdapterFactory, free_port, make_settings
+from tests.support.jsonrpc import V1, call, get_task, rpc, send_v03, send_v1, wait_for_state
+from tests.support.sse import kinds_v1, open_stream, results, streaming
+from tests.support.stub_webhook import StubWebhook
 
 
 async def test_a_v1_stream_shows_working_long_before_the_answer(adapter: str) -> None:

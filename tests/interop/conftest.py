@@ -2,15 +2,15 @@
 and the adapter the clients drive.
 
 The marker's values go into the JUnit XML report as the test's properties, from which
-conformance/table.py builds the README's conformance table.
+conformance/table.py builds the conformance table of docs/conformance.md.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import AdapterFactory
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.stub_webhook import StubWebhook
 
 # The shared checks live in matrix.py: let pytest explain their failed asserts too.
 pytest.register_assert_rewrite("tests.interop.matrix")

@@ -35,7 +35,7 @@ import httpx
 import pytest
 import trio
 
-from tests.stub_webhook import StubWebhook
+from tests.support.stub_webhook import StubWebhook
 
 CLIENTS = Path(__file__).parent / "clients"
 PY03_DIR = CLIENTS / "py03"
@@ -179,6 +179,15 @@ def node_client() -> Path:
     shutil.copy(JS_DIR / "drive.mjs", staged)
     staged.replace(target / "drive.mjs")
     return target
+
+
+#: The JavaScript client's modes (drive.mjs's third argument) -> the wire version the SDK
+#: must end up speaking, and the transport class it picks.
+JS_MODES = {
+    "v1.0": ("1.0", "JsonRpcTransport"),
+    "legacyCompat": ("1.0", "JsonRpcTransport"),
+    "legacyCompat-v0.3": ("0.3", "_LegacyJsonRpcTransport"),
+}
 
 
 # Driving them.

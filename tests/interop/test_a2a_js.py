@@ -15,19 +15,15 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.conftest import AdapterFactory
 from tests.interop import matrix
-from tests.oidc_issuer import AUDIENCE, start_issuer
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.oidc_issuer import AUDIENCE, start_issuer
+from tests.support.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_js_version("@a2a-js/sdk")
 
 # mode -> (the wire version the SDK must end up speaking, the transport class it picks)
-MODES = {
-    "v1.0": ("1.0", "JsonRpcTransport"),
-    "legacyCompat": ("1.0", "JsonRpcTransport"),
-    "legacyCompat-v0.3": ("0.3", "_LegacyJsonRpcTransport"),
-}
+MODES = matrix.JS_MODES
 # The methods each wire version streams with: a streaming send, and a subscription.
 STREAM_METHODS = {
     "1.0": ("SendStreamingMessage", "SubscribeToTask"),

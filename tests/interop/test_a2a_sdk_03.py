@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.interop import matrix
-from tests.stub_webhook import StubWebhook
+from tests.support.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_python_version("a2a-sdk")
 DRIVER = matrix.PY03_DIR / "drive.py"

@@ -11,10 +11,9 @@ import pytest
 import trio
 
 from conformance import table, tck_workflow
-from tests.conftest import AdapterFactory
-from tests.integration.test_endpoint import V1, rpc
-from tests.integration.test_lifecycle import call
-from tests.integration.test_streaming import kinds_v1, open_stream
+from tests.support.adapter import AdapterFactory
+from tests.support.jsonrpc import V1, call, rpc
+from tests.support.sse import kinds_v1, open_stream
 
 pytestmark = pytest.mark.not_a_client
 
@@ -55,6 +54,48 @@ def test_the_table_has_a_row_per_client_and_mode_and_names_failures(tmp_path: Pa
     assert rows[0].result == "**fail** 1 of 2: test_cancel[v1.0]"
     # A test marked not_a_client is left out on purpose; an unmarked interop test is noted.
     assert unmarked == ["tests.interop.test_other_sdk::test_unmarked"]
+
+
+NO_CLIENT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.test_text" name="test_cut" />
+  <testcase classname="tests.interop.test_js" name="test_helper">
+    <properties><property name="not_a_client" value="true" /></properties>
+  </testcase>
+</testsuite></testsuites>
+"""
+#: What pytest writes when it collected nothing (exit code 5).
+NOTHING_RAN = '<testsuites><testsuite name="pytest" tests="0" /></testsuites>'
+
+
+@pytest.mark.parametrize("junit", [NO_CLIENT, NOTHING_RAN], ids=["other tests", "no test"])
+def test_without_a_client_test_if_clients_skips_the_table_quietly(
+    junit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts/test after a run of other tests: no table, nothing said, exit 0."""
+    report = tmp_path / "report.xml"
+    report.write_text(junit)
+    assert table.main([str(report), "--if-clients"]) == 0
+    assert capsys.readouterr() == ("", "")
+    # Asked for the table by hand (the README's command), such a report is an error.
+    assert table.main([str(report)]) == 1
+    assert capsys.readouterr() == ("", "no test in these reports carries a client marker\n")
+
+
+def test_with_a_client_test_if_clients_prints_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.xml"
+    report.write_text(JUNIT)
+    assert table.main([str(report), "--if-clients"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "| client or kit | version | mode | result |",
+        "|---|---|---|---|",
+        "| @a2a-js/sdk (Node) | 1.3.0 on Node v20.20.2 | v1.0 "
+        "| **fail** 1 of 2: test_cancel[v1.0] |",
+    ]
+    assert "tests.interop.test_other_sdk::test_unmarked has neither" in err
 
 
 def test_the_tck_row_counts_requirements_by_level(tmp_path: Path) -> None:
@@ -149,11 +190,11 @@ async def test_the_tck_workflow_drives_the_kits_input_required_fixtures(
     assert kinds_v1(rests[0])[-1] == "statusUpdate TASK_STATE_COMPLETED"
 
 
-def test_the_table_replaces_the_readme_block_and_nothing_else() -> None:
-    readme = "# x\n<!-- conformance table -->\nold\n<!-- end of conformance table -->\ntail\n"
-    updated = table.into_readme(readme, "| new |")
+def test_the_table_replaces_the_page_s_block_and_nothing_else() -> None:
+    page = "# x\n<!-- conformance table -->\nold\n<!-- end of conformance table -->\ntail\n"
+    updated = table.into_page(page, "| new |")
     assert updated == (
         "# x\n<!-- conformance table -->\n| new |\n<!-- end of conformance table -->\ntail\n"
     )
     with pytest.raises(ValueError, match="no"):
-        table.into_readme("# no markers\n", "| new |")
+        table.into_page("# no markers\n", "| new |")

@@ -36,12 +36,11 @@ from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import A2AError as SdkError
 
 from n8n_a2a.protocol.push import AllowList
-from tests.conftest import AdapterFactory
 from tests.interop import matrix
-from tests.interop.test_a2a_js import MODES as JS_MODES
-from tests.interop.test_python_sdk import SDK, SDK_VERSION, _only_v03
-from tests.push_receiver import PushReceiver, start_push_receiver
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.push_receiver import PushReceiver, start_push_receiver
+from tests.support.sdk import SDK, SDK_VERSION, only_v03
+from tests.support.stub_webhook import StubWebhook
 
 PUSH_TOKEN = "per-task-push-token"
 # Slow enough that `working` is delivered before the task ends (a v0.3 receiver gets the
@@ -161,7 +160,7 @@ async def _drive_sdk(base_url: str, urls: list[str], *, v03: bool) -> Result:
             httpx_client=http,
             push_notification_config=TaskPushNotificationConfig(url=ok, token=PUSH_TOKEN),
         )
-        client = ClientFactory(config).create(_only_v03(card) if v03 else card)
+        client = ClientFactory(config).create(only_v03(card) if v03 else card)
 
         async def send(url: str | None = None) -> Result:
             message = Message(
@@ -247,7 +246,7 @@ def client_dir() -> Path:
             marks=pytest.mark.client("@a2a-js/sdk (Node)", JS_VERSION, f"{mode} push"),
             id=mode,
         )
-        for mode in JS_MODES
+        for mode in matrix.JS_MODES
     ],
 )
 async def test_js_sdk_push(
@@ -261,5 +260,5 @@ async def test_js_sdk_push(
     arguments = [TEXT, PUSH_TOKEN, *receivers.arguments()]
     result = await matrix.drive(["node", driver, adapter, matrix.TOKEN, mode, "push", *arguments])
     matrix.note_runtime(request, result)
-    assert (result["protocolVersion"], result["transport"]) == JS_MODES[mode]
-    await check_push(result, receivers, JS_MODES[mode][0], matrix.TOKEN)
+    assert (result["protocolVersion"], result["transport"]) == matrix.JS_MODES[mode]
+    await check_push(result, receivers, matrix.JS_MODES[mode][0], matrix.TOKEN)

@@ -14,15 +14,12 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
-from importlib.metadata import version
 
 import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
-from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types import (
-    AgentCard,
     CancelTaskRequest,
     GetTaskRequest,
     Message,
@@ -39,7 +36,8 @@ from a2a.types import (
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
 from tests.interop import matrix
-from tests.stub_webhook import StubWebhook
+from tests.support.sdk import SDK, SDK_VERSION, only_v03
+from tests.support.stub_webhook import StubWebhook
 
 # The common shape, from the SDK's protobuf objects.
 
@@ -213,20 +211,11 @@ async def subscribe(streaming: Client, polling: Client, texts: list[str]) -> mat
 Scenario = Callable[[Client, Client, list[str]], Awaitable[matrix.Result]]
 
 
-def _only_v03(card: AgentCard) -> AgentCard:
-    legacy = AgentCard()
-    legacy.CopyFrom(card)
-    keep = [i for i in legacy.supported_interfaces if is_legacy_version(i.protocol_version)]
-    del legacy.supported_interfaces[:]
-    legacy.supported_interfaces.extend(keep)
-    return legacy
-
-
 async def _run(base_url: str, v03: bool, scenario: Scenario, texts: list[str]) -> matrix.Result:
     headers = {"Authorization": f"Bearer {matrix.TOKEN}"}
     async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
-        card = _only_v03(card) if v03 else card
+        card = only_v03(card) if v03 else card
         # The defaults stream, because the card says it can; the other client is told not to.
         streaming = ClientFactory(ClientConfig(httpx_client=http)).create(card)
         polling = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
@@ -245,8 +234,6 @@ async def _drive(adapter: str, v03: bool, scenario: Scenario, *texts: str) -> ma
     return result
 
 
-SDK = "a2a-sdk (Python)"
-SDK_VERSION = version("a2a-sdk")
 MODES = pytest.mark.parametrize(
     "v03",
     [

@@ -34,10 +34,10 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import TaskNotFoundError
 
-from tests.conftest import AdapterFactory
-from tests.interop.test_python_sdk import SDK, SDK_VERSION, _only_v03
-from tests.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
+from tests.support.sdk import SDK, SDK_VERSION, only_v03
+from tests.support.stub_webhook import StubWebhook
 
 
 @dataclass
@@ -71,7 +71,7 @@ async def _client(http: httpx.AsyncClient, url: str, token: Token, *, v03: bool)
     card = await A2ACardResolver(http, url).get_agent_card()
     config = ClientConfig(streaming=True, httpx_client=http)
     return ClientFactory(config).create(
-        _only_v03(card) if v03 else card, interceptors=[AuthInterceptor(token)]
+        only_v03(card) if v03 else card, interceptors=[AuthInterceptor(token)]
     )
 
 
@@ -111,7 +111,7 @@ async def _drive(url: str, alice: Token, bob: Token, refreshed: str, *, v03: boo
         alices_config = ClientConfig(streaming=False, httpx_client=http_a)
         card = await A2ACardResolver(http_a, url).get_agent_card()
         sender = ClientFactory(alices_config).create(
-            _only_v03(card) if v03 else card, interceptors=[AuthInterceptor(alice)]
+            only_v03(card) if v03 else card, interceptors=[AuthInterceptor(alice)]
         )
         sent = await _send(sender, "answer:alice's plans", wait=True)
         held = await _send(sender, "hold", wait=False)

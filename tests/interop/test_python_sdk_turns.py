@@ -30,9 +30,9 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import UnsupportedOperationError
 
-from tests.conftest import AdapterFactory
-from tests.interop.test_python_sdk import SDK, SDK_VERSION, _only_v03
-from tests.stub_webhook import StubWebhook
+from tests.support.adapter import AdapterFactory
+from tests.support.sdk import SDK, SDK_VERSION, only_v03
+from tests.support.stub_webhook import StubWebhook
 
 V1_MODE = pytest.mark.client(SDK, SDK_VERSION, "v1.0")
 V03_MODE = pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat")
@@ -46,7 +46,7 @@ QUESTION = "ask:Which item: flour, sugar, rice or salt?"
 async def _client(http: httpx.AsyncClient, base_url: str, *, v03: bool, streaming: bool) -> Client:
     card = await A2ACardResolver(http, base_url).get_agent_card()
     config = ClientConfig(streaming=streaming, httpx_client=http)
-    return ClientFactory(config).create(_only_v03(card) if v03 else card)
+    return ClientFactory(config).create(only_v03(card) if v03 else card)
 
 
 def _message(text: str, task: Task | None = None) -> Message:

@@ -1,15 +1,27 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
-from n8n_a2a.protocol.card import agent_card
-from tests.conftest import make_settings
+from n8n_a2a.protocol.card import CardFacts, agent_card
+
+FACTS = CardFacts(
+    agent_name="Supply agent",
+    agent_description="Checks availability of supplies.",
+    version="1.2.3",
+    public_url="http://127.0.0.1:1/",
+    skill_id="check_availability",
+    skill_name="Check availability",
+    skill_description="Says whether an item is in stock.",
+    skill_examples=("Are there 4 pallets of flour?",),
+)
 
 
 def test_the_v1_card_has_no_legacy_fields_and_lists_v1_first() -> None:
-    card = agent_card(make_settings(public_url="https://agent.example/a2a"), legacy_fields=False)
+    card = agent_card(replace(FACTS, public_url="https://agent.example/a2a"), legacy_fields=False)
     assert not {"url", "protocolVersion", "preferredTransport", "additionalInterfaces"} & set(card)
     assert card["supportedInterfaces"] == [
         {
@@ -31,7 +43,7 @@ def test_the_v1_card_has_no_legacy_fields_and_lists_v1_first() -> None:
 
 
 def test_the_legacy_card_adds_what_v03_clients_need() -> None:
-    card = agent_card(make_settings(public_url="https://agent.example/a2a"), legacy_fields=True)
+    card = agent_card(replace(FACTS, public_url="https://agent.example/a2a"), legacy_fields=True)
     # a2a-inspector's required fields, all present and non-empty
     for field in (
         "name",
@@ -51,18 +63,18 @@ def test_the_legacy_card_adds_what_v03_clients_need() -> None:
 
 ISSUER = "https://login.example/realms/agents"
 DISCOVERY = ISSUER + "/.well-known/openid-configuration"
+OIDC = replace(FACTS, oidc_discovery_url=DISCOVERY, oidc_audience="supply-agent")
 
 
 def test_without_an_issuer_the_bearer_token_is_optional() -> None:
     for legacy in (False, True):
-        card = agent_card(make_settings(), legacy_fields=legacy)
+        card = agent_card(FACTS, legacy_fields=legacy)
         assert list(card["securitySchemes"]) == ["bearer"]
         assert "security" not in card and "securityRequirements" not in card
 
 
 def test_with_an_issuer_the_v1_card_requires_its_tokens_as_the_sdk_reads_them() -> None:
-    settings = make_settings(oidc_issuer=ISSUER + "/", oidc_audience="supply-agent")
-    card = agent_card(settings, legacy_fields=False)
+    card = agent_card(OIDC, legacy_fields=False)
     parsed = json_format.ParseDict(card, a2a_pb2.AgentCard())
     scheme = parsed.security_schemes["oidc"]
     assert scheme.WhichOneof("scheme") == "open_id_connect_security_scheme"
@@ -73,11 +85,22 @@ def test_with_an_issuer_the_v1_card_requires_its_tokens_as_the_sdk_reads_them() 
 
 
 def test_with_an_issuer_the_v03_card_requires_its_tokens_as_the_sdk_reads_them() -> None:
-    settings = make_settings(oidc_issuer=ISSUER, oidc_audience="supply-agent")
-    card = agent_card(settings, legacy_fields=True)
+    card = agent_card(OIDC, legacy_fields=True)
     parsed = v03_types.AgentCard.model_validate(card)
     assert parsed.security_schemes is not None
     scheme = parsed.security_schemes["oidc"].root
     assert isinstance(scheme, v03_types.OpenIdConnectSecurityScheme)
     assert scheme.open_id_connect_url == DISCOVERY
     assert parsed.security == [{"oidc": []}]
+
+
+def test_a_required_bearer_token_is_a_requirement_in_both_shapes() -> None:
+    required = replace(FACTS, require_token=True)
+    assert agent_card(required, legacy_fields=False)["securityRequirements"] == [
+        {"schemes": {"bearer": {"list": []}}}
+    ]
+    assert agent_card(required, legacy_fields=True)["security"] == [{"bearer": []}]
+
+
+def test_the_card_names_the_version_it_is_given() -> None:
+    assert agent_card(FACTS, legacy_fields=False)["version"] == "1.2.3"

@@ -18,6 +18,7 @@ from n8n_a2a.protocol import jsonrpc
 from n8n_a2a.protocol.codec import Codec
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
+    INTERRUPTED_STATES,
     Artifact,
     ArtifactUpdate,
     GetTask,
@@ -441,7 +442,7 @@ def test_a_status_update_encodes_its_status_as_a_task_does(codec: Codec) -> None
 
 @pytest.mark.parametrize("state", list(TaskState))
 def test_final_is_a_terminal_or_an_interrupted_state(state: TaskState) -> None:
-    assert state.is_interrupted is (state in INTERRUPTED)
+    assert (state in INTERRUPTED_STATES) is (state in INTERRUPTED)
     assert status_update(state).final is (state in TERMINAL | INTERRUPTED)
 
 
@@ -893,3 +894,18 @@ def test_an_id_past_1024_characters_is_refused_naming_the_field(
 
 def test_an_id_of_1024_characters_is_taken() -> None:
     assert V1.decode("GetTask", {"id": "t" * 1024}) == GetTask("t" * 1024)
+
+
+def test_what_else_differs_between_the_versions_is_asked_of_their_codecs() -> None:
+    def asked(codec: Codec) -> tuple[bool, bool, bool, str]:
+        return (
+            codec.plain_card,
+            codec.refuses_streams_plainly,
+            codec.pushes_whole_task,
+            codec.push_content_type,
+        )
+
+    # v1.0: the plain card, a stream refused at once as a plain error, each event pushed.
+    assert asked(V1) == (True, True, False, "application/a2a+json")
+    # v0.3: the card with its top-level fields, refusals as an event, the whole task pushed.
+    assert asked(V03) == (False, False, True, "application/json")

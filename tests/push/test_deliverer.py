@@ -28,8 +28,8 @@ from n8n_a2a.protocol.push import AllowList, PushAuthentication, PushConfig
 from n8n_a2a.push.deliverer import Deliverer, Sender
 from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.push.sender import Answer, PushSender
-from tests.helpers import Board, ScriptedSender
-from tests.push_receiver import PushReceiver, start_push_receiver
+from tests.support.push import Board, ScriptedSender
+from tests.support.push_receiver import PushReceiver, start_push_receiver
 
 FAST = "http://fast.example/hook"
 SLOW = "http://slow.example/hook"

@@ -9,7 +9,7 @@ import pytest
 
 from n8n_a2a.protocol.push import AllowList
 from n8n_a2a.push.guard import Refused, destination
-from tests.helpers import Resolver
+from tests.support.push import Resolver
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
 PUBLIC_V6 = ipaddress.ip_address("2606:2800:21f:cb07:6820:80da:af6b:8b2c")

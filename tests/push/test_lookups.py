@@ -8,7 +8,7 @@ import trio
 import trio.testing
 
 from n8n_a2a.push.lookups import LOOKUP_THREADS, Lookups, system_lookup
-from tests.helpers import Blackhole, Resolver
+from tests.support.push import Blackhole, Resolver
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
 LOOPBACK = ipaddress.ip_address("127.0.0.1")

@@ -17,8 +17,8 @@ import trustme
 
 from n8n_a2a.protocol.push import AllowList, IPAddress
 from n8n_a2a.push.sender import MAX_PER_ADDRESS, Answer, PushSender
-from tests.helpers import Resolver
-from tests.push_receiver import PushReceiver, start_push_receiver
+from tests.support.push import Resolver
+from tests.support.push_receiver import PushReceiver, start_push_receiver
 
 LOOPBACK = AllowList.parse("127.0.0.1")
 SECOND_LOOPBACK = ipaddress.ip_address("127.0.0.2")

@@ -25,7 +25,7 @@ from n8n_a2a.push.deliverer import Deliverer
 from n8n_a2a.push.lookups import Lookups
 from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.push.service import LOOKUP_TIMEOUT, PushNotifications
-from tests.helpers import Blackhole, Board, Resolver, ScriptedSender
+from tests.support.push import Blackhole, Board, Resolver, ScriptedSender
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
 RESOLVER = {"bridge.example": [PUBLIC], "inside.example": [ipaddress.ip_address("10.1.1.1")]}

@@ -28,10 +28,10 @@ from a2a.types import (
     TaskState,
 )
 
-from tests.postgres_server import PostgresServer
-from tests.push_receiver import start_push_receiver
-from tests.replicas import Replica, rpc, start_replica, with_client
-from tests.stub_webhook import StubWebhook
+from tests.replicas.replica import Replica, rpc, start_replica, with_client
+from tests.support.postgres_server import PostgresServer
+from tests.support.push_receiver import start_push_receiver
+from tests.support.stub_webhook import StubWebhook
 
 
 def request(text: str, *, blocking: bool = True) -> SendMessageRequest:
@@ -101,7 +101,7 @@ async def test_any_replica_answers_polls_cancels_and_streams_another_ones_task(
     sent = await send_to(a.url, "sleep:0.5", blocking=False)
     assert sent.status.state == TaskState.TASK_STATE_WORKING
     with trio.fail_after(10):
-        # A client polling GetTask, as the README tells it to.
+        # A client polling GetTask, as docs/calling.md tells it to.
         while (polled := await get(b.url, sent.id)).status.state == TaskState.TASK_STATE_WORKING:  # noqa: ASYNC110
             await trio.sleep(0.1)
     assert polled.status.state == TaskState.TASK_STATE_COMPLETED

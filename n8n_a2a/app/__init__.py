@@ -1,0 +1,46 @@
+"""The HTTP edge on quart-trio: one module per route family, composed here.
+
+card.py (the Agent Card), jsonrpc.py (the JSON-RPC endpoint, with streams.py for its event
+streams), health.py (health, readiness, metrics), errors.py (what no route answers);
+negotiation.py reads what every request asks for, operations.py does what it asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from quart_trio import QuartTrio
+
+from ..config import Settings
+from ..executor import Executor
+from ..metrics import Metrics
+from ..push.service import PushNotifications
+from .card import CardRoute
+from .edge import Edge
+from .errors import ErrorAnswers
+from .health import HealthRoutes
+from .jsonrpc import JsonRpcEndpoint
+
+if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
+    from ..auth import OidcVerifier
+
+
+def create_app(
+    settings: Settings,
+    executor: Executor,
+    metrics: Metrics,
+    push: PushNotifications,
+    verifier: OidcVerifier | None = None,
+    store_problem: Callable[[], str | None] = lambda: None,
+) -> QuartTrio:
+    """The app; with a verifier (ADAPTER_OIDC_ISSUER) every request's token is verified.
+    `store_problem` says why the task store is not ready (None: it is)."""
+    app = QuartTrio(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    edge = Edge(settings, executor, metrics, push, verifier, store_problem)
+    CardRoute(settings).add_to(app)
+    JsonRpcEndpoint(edge).add_to(app)
+    HealthRoutes(edge).add_to(app)
+    ErrorAnswers(edge).add_to(app)
+    return app

@@ -1,0 +1,51 @@
+"""What each A2A operation that answers at once does, whatever binding carried it: the
+executor's or push's call, and its result in the codec's shapes. Streams go to streams.py."""
+
+from __future__ import annotations
+
+from ..identity import Caller
+from ..protocol.codec import Codec
+from ..protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
+from ..protocol.push import (
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushOperation,
+)
+from .edge import Edge
+
+
+async def perform(edge: Edge, codec: Codec, operation: Operation, caller: Caller) -> object:
+    """The operation's encoded result; A2AError for one refused."""
+    executor = edge.executor
+    match operation:
+        case SendMessage():
+            return codec.encode_send_result(await executor.send(operation, caller))
+        case GetTask(task_id, history_length):
+            return codec.encode_task(await executor.get(task_id, caller, history_length))
+        case CancelTask(task_id):
+            return codec.encode_task(await executor.cancel(task_id, caller))
+        case ListTasks():
+            return codec.encode_page(await executor.list(operation, caller))
+        case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
+            # A task the caller may not see is unknown here too, as GetTask answers.
+            await executor.get(operation.task_id, caller)
+            return await _perform_push(edge, codec, operation, caller)
+    raise AssertionError(f"not a JSON operation: {operation!r}")  # streams go elsewhere
+
+
+async def _perform_push(
+    edge: Edge, codec: Codec, operation: PushOperation, caller: Caller
+) -> object:
+    push = edge.push
+    match operation:
+        case CreatePushConfig():
+            return codec.encode_push_config(await push.create(operation, caller.owner))
+        case GetPushConfig():
+            return codec.encode_push_config(await push.get(operation))
+        case ListPushConfigs():
+            return codec.encode_push_page(await push.list(operation))
+        case DeletePushConfig():
+            await push.delete(operation)
+            return codec.encode_push_deleted()

@@ -1,0 +1,120 @@
+"""From the environment to Settings: every variable read, every problem named at once, and
+the doubts worth a line at start."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from .settings import Settings
+from .variables import VARIABLES
+
+_DEFAULTS = {variable.attribute: variable.default for variable in VARIABLES}
+_CALLS = ("ADAPTER_MAX_CONCURRENT_CALLS", "ADAPTER_MAX_QUEUED_CALLS")
+
+
+class Problem(NamedTuple):
+    """What is wrong, or doubtful, with one variable."""
+
+    variable: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.variable}: {self.what}"
+
+
+class ConfigError(Exception):
+    """Variables missing or malformed: one Problem each, in the table's order."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(map(str, self.problems)))
+
+
+def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
+    """Read and check every ADAPTER_* variable; raise ConfigError naming every bad one."""
+    given: dict[str, Any] = {}
+    present: set[str] = set()
+    problems: dict[str, str] = {}
+    for variable in VARIABLES:
+        raw = environ.get(variable.name, "").strip()
+        if raw:
+            present.add(variable.name)
+            try:
+                given[variable.attribute] = variable.parse(raw)
+            except ValueError as error:
+                problems[variable.name] = str(error)
+        elif variable.required:
+            problems[variable.name] = "is required and must not be empty"
+    # The checks across variables come second: a variable's own problem is the one it shows.
+    _fit_the_limits(given, problems)
+    _pair_the_audience(present, problems)
+    if problems:
+        raise ConfigError(
+            Problem(v.name, problems[v.name]) for v in VARIABLES if v.name in problems
+        )
+    return Settings(**given)
+
+
+def _fit_the_limits(given: dict[str, Any], problems: dict[str, str]) -> None:
+    """Check the task and connection limits against the call limits, and give the
+    connection limit its default, which follows them."""
+    if any(name in problems for name in _CALLS):
+        return  # nothing sure to fit the others to
+    admitted = _value(given, "max_concurrent_calls") + _value(given, "max_queued_calls")
+    at_least = f"must be at least {' + '.join(_CALLS)} ({admitted})"
+    # Every running or waiting task must fit in the table, or a send could find no
+    # room that evicting finished tasks can make.
+    if (tasks := _value(given, "max_tasks")) < admitted:
+        problems.setdefault("ADAPTER_MAX_TASKS", f"{at_least}, got {tasks}")
+    # A blocking send holds its connection while it runs or waits: every send admitted
+    # must find one. The default leaves as many again for polls, cards, probes and
+    # clients' idle keep-alive connections.
+    if (connections := given.setdefault("max_connections", 2 * admitted)) < admitted:
+        problems.setdefault("ADAPTER_MAX_CONNECTIONS", f"{at_least}, got {connections}")
+
+
+def _value(given: dict[str, Any], attribute: str) -> Any:
+    return given.get(attribute, _DEFAULTS[attribute])
+
+
+def _pair_the_audience(present: set[str], problems: dict[str, str]) -> None:
+    """An issuer's tokens are for many agents: the audience says which are for this one."""
+    issuer, audience = "ADAPTER_OIDC_ISSUER" in present, "ADAPTER_OIDC_AUDIENCE" in present
+    if issuer and not audience:
+        problems["ADAPTER_OIDC_AUDIENCE"] = (
+            "is required with ADAPTER_OIDC_ISSUER: the aud a token must carry to be for this agent"
+        )
+    if audience and not issuer:
+        problems["ADAPTER_OIDC_AUDIENCE"] = "is only used with ADAPTER_OIDC_ISSUER"
+
+
+def doubts(settings: Settings) -> tuple[Problem, ...]:
+    """What loads but is likely wrong: worth a warning, not a refusal."""
+    public = urlsplit(settings.public_url)
+    port = public.port or (443 if public.scheme == "https" else 80)
+    # A card naming this machine is a trial on it, where a client dialling another port
+    # than the adapter's dies with a connection error. Behind a port-forward it can be
+    # right, hence no refusal; port 0 is only chosen at bind.
+    if _is_loopback(public.hostname or "") and settings.port not in (0, port):
+        return (
+            Problem(
+                "ADAPTER_PUBLIC_URL",
+                f"names port {port} on this machine, but the adapter listens on ADAPTER_PORT "
+                f"{settings.port}: a client that reads the card will dial a port nothing serves "
+                "(unless a port-forward leads there)",
+            ),
+        )
+    return ()
+
+
+def _is_loopback(host: str) -> bool:
+    if host.rstrip(".").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

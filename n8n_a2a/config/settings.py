@@ -1,0 +1,68 @@
+"""What the adapter is configured with. Its field defaults are the variables' defaults:
+load_settings passes only the variables that are set, and --help shows these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ..protocol.push import AllowList
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the adapter is configured with."""
+
+    agent_name: str
+    agent_description: str
+    skill_id: str
+    skill_name: str
+    skill_description: str
+    webhook_url: str
+    public_url: str
+    skill_examples: tuple[str, ...] = ()
+    ca_bundle: str | None = None
+    host: str = "0.0.0.0"
+    port: int = 8080
+    webhook_timeout: float = 60.0
+    max_body_bytes: int = 1024 * 1024
+    max_concurrent_calls: int = 1024
+    max_queued_calls: int = 1024
+    max_tasks: int = 10_000
+    max_stored_text: int = 8192
+    # Unset, load_settings makes it twice the two call limits added (4096 with theirs).
+    max_connections: int = 4096
+    keep_alive_timeout: float = 75.0
+    request_read_timeout: float = 30.0
+    send_timeout: float = 30.0
+    task_ttl: float = 3600.0
+    shutdown_grace: float = 30.0
+    stream_keepalive: float = 15.0
+    max_streams_per_caller: int = 32
+    require_token: bool = False
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
+    ready_check_webhook: bool = False
+    allow_input_required: bool = False
+    input_ttl: float = 86400.0
+    log_level: str = "INFO"
+    log_format: str = "auto"
+    push_max_configs: int = 8
+    push_max_attempts: int = 5
+    push_max_concurrent: int = 64
+    push_max_per_address: int = 4
+    push_allow_hosts: AllowList = field(default_factory=AllowList)
+    store_url: str | None = field(default=None, repr=False)  # it may hold a password
+    lease_seconds: float = 15.0
+
+    @property
+    def rpc_path(self) -> str:
+        """The JSON-RPC endpoint's path: the public URL's own, so an ingress needs no rewrite."""
+        return urlsplit(self.public_url).path or "/"
+
+    @property
+    def oidc_discovery_url(self) -> str | None:
+        """Where the issuer describes itself and its keys (OpenID Connect Discovery 1.0 §4)."""
+        if self.oidc_issuer is None:
+            return None
+        return self.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"

@@ -1,0 +1,222 @@
+"""The executor: what the routes and the server ask of tasks, over the rooms that do it.
+
+A send's message becomes a task's turn (intake.py), its webhook call runs in the
+server's nursery until its verdict is recorded (calls.py), a task that asked a question
+waits for the next message until ADAPTER_INPUT_TTL (waits.py), and each ended turn is
+reported (reports.py). Every change of a task is recorded one way (tasks.py), as
+turns.py and lifecycle.py decide. This module only ties them to the operations. A
+store out of reach (a database restarting) refuses a send or a get with its
+StoreUnavailable; calls.py says what becomes of a verdict meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+import trio
+
+from .. import lifecycle, turns
+from ..identity import Caller
+from ..keep import MAX_STORED_TEXT
+from ..metrics import Metrics
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import (
+    ListTasks,
+    SendMessage,
+    StatusUpdate,
+    SubscribeToTask,
+    Task,
+    TaskEvent,
+    TaskPage,
+)
+from ..store import TaskEvents, TaskStore
+from ..store.fanout import utc_now
+from ..streams import DEFAULT_BUFFER, TaskStream
+from .calls import Calls, Drained, Workflow
+from .intake import InlinePush, Intake
+from .reports import Reports
+from .tasks import Tasks
+from .waits import InputWaits
+
+__all__ = ["Drained", "Executor"]
+
+
+class Executor:
+    """Submits tasks and runs their webhook calls, cancels them, and drains them at shutdown."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        store: TaskStore,
+        events: TaskEvents,
+        workflow: Workflow,
+        skill_id: str,
+        *,
+        max_concurrent_calls: int = 1024,
+        max_queued_calls: int = 1024,
+        metrics: Metrics | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        stream_buffer: int = DEFAULT_BUFFER,
+        max_stored_text: int = MAX_STORED_TEXT,
+        input_required: bool = False,
+        input_ttl: float = 86400.0,
+        push: InlinePush | None = None,
+        store_patience: float = 15.0,
+    ) -> None:
+        self._events = events
+        self._stream_buffer = stream_buffer
+        self._tasks = Tasks(store, events, clock, max_stored_text)
+        self._reports = Reports(metrics or Metrics())
+        self._intake = Intake(self._tasks, push)
+        self._calls = Calls(
+            nursery,
+            self._tasks,
+            events,
+            workflow,
+            self._reports,
+            skill_id=skill_id,
+            max_concurrent_calls=max_concurrent_calls,
+            max_queued_calls=max_queued_calls,
+            input_required=input_required,
+            store_patience=store_patience,
+        )
+        self._waits = InputWaits(self._tasks, self._reports, input_ttl)
+        self._drained = trio.Event()
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun."""
+        return self._calls.accepting
+
+    @property
+    def in_flight(self) -> int:
+        """Webhook calls under way now."""
+        return self._calls.in_flight
+
+    @property
+    def queued(self) -> int:
+        """Sends waiting for a free slot."""
+        return self._calls.queued
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The tasks whose calls run (or wait for a slot) here."""
+        return self._calls.running
+
+    async def listen(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The executor's own work, until the drain at shutdown is over: end the tasks that
+        waited too long for input. Start it before the first send. (Each call hears its own
+        task's events, from any request or process, to be cut: see calls.py.)"""
+        with self._events.subscribe_all(self._waits.hear):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._waits.expire, name="end of waits for input")
+                task_status.started()
+                await self._drained.wait()
+                nursery.cancel_scope.cancel()
+
+    async def get(self, task_id: str, caller: Caller, history_length: int | None = None) -> Task:
+        return (await self._tasks.owned(task_id, caller)).with_history_length(history_length)
+
+    async def list(self, query: ListTasks, caller: Caller) -> TaskPage:
+        """The caller's own tasks: nobody lists another's."""
+        return await self._tasks.list(query, caller.owner)
+
+    async def send(self, operation: SendMessage, caller: Caller) -> Task:
+        """Submit a task for the message; a blocking send waits until it is terminal."""
+        self._calls.admit()
+        # A caller that hangs up must not leave a task made and never started.
+        with trio.CancelScope(shield=True):
+            task = await self._intake.take(operation, caller)
+            if not operation.blocking:
+                started = await self._calls.start(task, operation.message, caller)
+                return started.with_history_length(operation.history_length)
+        ended = trio.Event()
+
+        def hear(event: TaskEvent) -> None:
+            if isinstance(event, StatusUpdate) and event.final:
+                ended.set()
+
+        with self._events.subscribe(task.id, hear):
+            with trio.CancelScope(shield=True):
+                await self._calls.start(task, operation.message, caller)
+            await ended.wait()
+        return await self.get(task.id, caller, operation.history_length)
+
+    @asynccontextmanager
+    async def stream(
+        self, operation: SendMessage | SubscribeToTask, caller: Caller
+    ) -> AsyncIterator[TaskStream]:
+        """A stream of a new task (a streaming send) or of a running one (a subscription):
+        it begins with the task, then hears every later event until the final one."""
+        stream = TaskStream(self._stream_buffer)
+        if isinstance(operation, SubscribeToTask):
+            # Listen first, then look: an event between the two is skipped by version.
+            with self._events.subscribe(operation.task_id, stream.hear):
+                stream.begin(await self._subscribable(operation.task_id, caller))
+                yield stream
+            return
+        self._calls.admit()
+        with trio.CancelScope(shield=True):
+            task = await self._intake.take(operation, caller)
+        with self._events.subscribe(task.id, stream.hear):
+            stream.begin(task)
+            with trio.CancelScope(shield=True):
+                await self._calls.start(task, operation.message, caller)
+            yield stream
+
+    async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
+        """Raise now what `stream` would raise before its first event, changing nothing: a
+        caller told no at once gets a plain answer instead of a stream of one error."""
+        if isinstance(operation, SubscribeToTask):
+            await self._subscribable(operation.task_id, caller)
+            return
+        self._calls.admit()
+        await self._intake.check(operation, caller)
+
+    async def _subscribable(self, task_id: str, caller: Caller) -> Task:
+        task = await self._tasks.owned(task_id, caller)
+        if lifecycle.is_terminal(task.status.state):
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"Task {task.id} is {task.status.state.value}: a finished task has no "
+                "more events to subscribe to (GetTask shows it)",
+            )
+        return task
+
+    async def cancel(self, task_id: str, caller: Caller) -> Task:
+        """Cancel a task that has not finished: it is `canceled` at once, its call cut."""
+        await self._tasks.owned(task_id, caller)
+        moved = await self._tasks.end(task_id, turns.CANCELED)
+        if moved is None:
+            raise turns.not_cancelable(await self._tasks.get(task_id))
+        if not self._calls.runs(task_id):
+            self._reports.turn_ended(moved)  # it waited for input: no call's end reports it
+        return moved
+
+    def stop_accepting(self) -> None:
+        """Refuse new sends from now on; gets, lists and cancels still work."""
+        self._calls.stop_accepting()
+
+    async def drain(self, grace_seconds: float) -> Drained:
+        """Let calls under way finish within the grace period, then cut the rest as failed."""
+        drained = await self._calls.drain(grace_seconds)
+        self._drained.set()
+        return drained
+
+    async def lose(self, task_id: str) -> bool:
+        """End, failed with outcome LOST, a task whose replica stopped renewing its lease
+        (it died, or lost the store); False if it had ended already."""
+        task = await self._tasks.end(task_id, turns.LOST)
+        if task is None:
+            return False
+        self._reports.lost(task)
+        return True
+
+    async def end_wait(self, task_id: str, version: int) -> bool:
+        """End a task that waited for input past ADAPTER_INPUT_TTL, if it still does at
+        `version` (the wait a replica gone since could not end); False otherwise."""
+        return await self._waits.end(task_id, version)

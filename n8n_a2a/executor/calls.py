@@ -1,0 +1,286 @@
+"""The call runner: each turn's webhook call, from admission to its recorded verdict.
+
+A capacity limiter bounds the calls in flight; sends past it wait in order, up to a
+bound past which they are refused. Each call runs under its own cancel scope in the
+server's nursery, which outlives the request that asked for it: a client that hangs up
+cancels its request handler, not the call, and the task still reaches its end. A cut
+of the task (CancelTask, shutdown), made anywhere, reaches the call through the task's
+events and closes its connection. At shutdown the drain lets calls finish within a
+grace period, then cuts the rest.
+
+A store may be out of reach for a while (a database restarting): a verdict is then
+recorded once the store is back (for up to `store_patience` seconds), and whatever
+could not be recorded is left to the store's leases, which make another replica end
+the task LOST.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import trio
+
+from .. import lifecycle
+from ..identity import Caller
+from ..outcome import HttpReply, Verdict, WebhookReply, classify
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
+from ..store import StoreUnavailable, TaskEvents
+from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN
+from ..webhook.client import WebhookRequest
+from .reports import Reports
+from .tasks import Tasks
+
+# The executor's one logger, whichever of its rooms logs: the name its log lines have
+# always carried, which operators filter on.
+logger = logging.getLogger(__package__)
+
+
+class Workflow(Protocol):
+    """The one call to the workflow (webhook.client.WebhookClient; a script in tests)."""
+
+    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """What a drain came to: calls that ended within the grace period, and calls cut."""
+
+    finished: int
+    cut: int
+
+
+@dataclass(eq=False)
+class _Call:
+    """One task's webhook call: its cancel scope and what it came to."""
+
+    request: WebhookRequest
+    caller: Caller
+    holds_slot: bool
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    ended: trio.Event = field(default_factory=trio.Event)
+    hearing: ExitStack = field(default_factory=ExitStack)  # its task's events, to cut it
+    task: Task | None = None  # as its last move here left it: a read saved when it ends
+    webhook_status: int | None = None
+    seconds: float | None = None
+    #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
+    over: bool = False
+
+
+class Calls:
+    """The webhook calls this process runs, one per task at most."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        tasks: Tasks,
+        events: TaskEvents,
+        workflow: Workflow,
+        reports: Reports,
+        *,
+        skill_id: str,
+        max_concurrent_calls: int,
+        max_queued_calls: int,
+        input_required: bool,
+        store_patience: float,
+    ) -> None:
+        self._nursery = nursery
+        self._tasks = tasks
+        self._events = events
+        self._workflow = workflow
+        self._reports = reports
+        self._skill_id = skill_id
+        self._slots = trio.CapacityLimiter(max_concurrent_calls)
+        self._max_queued = max_queued_calls
+        self._queued = 0
+        self._calls: dict[str, _Call] = {}
+        self._accepting = True
+        self._input_required = input_required
+        self._store_patience = store_patience
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun."""
+        return self._accepting
+
+    @property
+    def in_flight(self) -> int:
+        """Webhook calls under way now."""
+        return int(self._slots.borrowed_tokens)
+
+    @property
+    def queued(self) -> int:
+        """Sends waiting for a free slot."""
+        return self._queued
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The tasks whose calls run (or wait for a slot) here."""
+        return tuple(self._calls)
+
+    def runs(self, task_id: str) -> bool:
+        """Whether the task's call runs (or waits for a slot) here."""
+        return task_id in self._calls
+
+    def admit(self) -> None:
+        """Raise SERVER_BUSY unless a new call may start or wait for its slot."""
+        if not self._accepting:
+            raise A2AError(
+                ErrorCode.SERVER_BUSY, "The adapter is shutting down; send the message again"
+            )
+        if self._slots.available_tokens == 0 and self._queued >= self._max_queued:
+            raise A2AError(
+                ErrorCode.SERVER_BUSY,
+                f"Server busy: {self.in_flight} webhook calls are running and {self._queued} "
+                "are waiting (ADAPTER_MAX_CONCURRENT_CALLS, ADAPTER_MAX_QUEUED_CALLS); "
+                "retry later",
+            )
+
+    def stop_accepting(self) -> None:
+        """Refuse new calls from now on (shutdown has begun)."""
+        self._accepting = False
+
+    async def start(self, task: Task, message: Message, caller: Caller) -> Task:
+        """Start the call of the task's turn, on the caller's message; with a free slot the
+        task is `working` when this returns."""
+        call = _Call(
+            WebhookRequest(
+                text=message.text,
+                task_id=task.id,
+                context_id=task.context_id,
+                message_id=message.message_id,
+                skill_id=self._skill_id,
+            ),
+            caller,
+            holds_slot=self._slots.available_tokens > 0,
+        )
+        self._calls[task.id] = call
+        # From now on a cut of the task, made anywhere, reaches the call.
+        call.hearing.enter_context(self._events.subscribe(task.id, self._cut_if_ended))
+        if call.holds_slot:
+            # Take the slot now, so a non-blocking send already answers `working`.
+            self._slots.acquire_on_behalf_of_nowait(call)
+            try:
+                task = await self._tasks.start(task.id, task) or task
+                call.task = task
+            except BaseException:
+                # The store failed: no call starts, the task's lease will end it.
+                self._slots.release_on_behalf_of(call)
+                self._forget(call)
+                raise
+        else:
+            self._queued += 1
+        self._nursery.start_soon(self._run, call, name=f"webhook call of task {task.id}")
+        return task
+
+    async def _run(self, call: _Call) -> None:
+        task_id = call.request.task_id
+        verdict: Verdict | None = None
+        ended: Task | None = None
+        try:
+            with call.scope:
+                if not call.holds_slot:
+                    try:
+                        await self._slots.acquire_on_behalf_of(call)
+                    finally:
+                        self._queued -= 1
+                try:
+                    # A task cut while it waited for its slot stays cut: the move loses.
+                    if not call.holds_slot:
+                        call.task = await self._tasks.start(task_id)
+                    if call.task is not None:
+                        verdict = await self._call_workflow(call)
+                finally:
+                    self._slots.release_on_behalf_of(call)
+            call.over = True
+            if verdict is not None:
+                ended = await self._record(task_id, verdict, call.task)
+        except Exception:
+            # A bug here must fail one task, not take down the nursery that serves them all.
+            logger.exception("the call of task %s failed", task_id)
+            try:
+                ended = await self._tasks.end(task_id, ADAPTER_FAILED)
+            except Exception:
+                logger.exception("task %s could not be ended", task_id)
+        finally:
+            self._forget(call)
+            try:
+                # The task as this turn left it (a later turn may have moved it since), or
+                # as the cut that ended it did.
+                self._reports.turn_ended(
+                    ended or await self._tasks.get(task_id),
+                    webhook_status=call.webhook_status,
+                    webhook_seconds=call.seconds,
+                )
+            except StoreUnavailable:
+                logger.warning("task %s: its end could not be read back", task_id)
+
+    def _forget(self, call: _Call) -> None:
+        # A question recorded, the task's next turn may have its own call already.
+        if self._calls.get(call.request.task_id) is call:
+            del self._calls[call.request.task_id]
+        call.hearing.close()
+        call.ended.set()
+
+    async def _call_workflow(self, call: _Call) -> Verdict:
+        started = trio.current_time()
+        try:
+            reply = await self._workflow.call(call.request, call.caller)
+            call.webhook_status = reply.status if isinstance(reply, HttpReply) else None
+            return classify(reply, input_required=self._input_required)
+        except Exception:
+            logger.exception("webhook call for task %s failed", call.request.task_id)
+            return ADAPTER_FAILED
+        finally:
+            call.seconds = trio.current_time() - started
+
+    async def _record(self, task_id: str, verdict: Verdict, task: Task | None) -> Task | None:
+        """End the task with its call's verdict, waiting for the store while it is
+        unavailable, for `store_patience` seconds at most; None if it had ended."""
+        deadline = trio.current_time() + self._store_patience
+        pause = 0.1
+        while True:
+            try:
+                return await self._tasks.end(task_id, verdict, task)
+            except StoreUnavailable:
+                task = None  # read it again once the store is back
+                if trio.current_time() + pause > deadline:
+                    raise
+            await trio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+    def _cut_if_ended(self, event: TaskEvent) -> None:
+        """A task whose call is under way ended otherwise (cancel, shutdown): close the call."""
+        if isinstance(event, StatusUpdate) and lifecycle.is_terminal(event.status.state):
+            call = self._calls.get(event.task_id)
+            if call is not None and not call.over:
+                call.scope.cancel()
+
+    async def drain(self, grace_seconds: float) -> Drained:
+        """Let calls under way finish within the grace period, then cut the rest as failed."""
+        self.stop_accepting()
+        under_way = len(self._calls)
+        with trio.move_on_after(grace_seconds):
+            await self._all_ended()
+        cut = 0
+        for task_id in list(self._calls):
+            try:
+                if await self._tasks.end(task_id, CUT_BY_SHUTDOWN) is None:
+                    continue
+                logger.warning("shutdown cut the webhook call of task %s", task_id)
+            except StoreUnavailable:
+                # Cut it all the same: its lease runs out, another replica ends it LOST.
+                logger.warning("shutdown cut the webhook call of task %s unrecorded", task_id)
+                if (call := self._calls.get(task_id)) is not None:
+                    call.scope.cancel()
+            cut += 1
+        await self._all_ended()
+        return Drained(finished=under_way - cut, cut=cut)
+
+    async def _all_ended(self) -> None:
+        """Until every call has ended (no new ones start once sends are refused)."""
+        while self._calls:
+            await next(iter(self._calls.values())).ended.wait()

@@ -1,0 +1,84 @@
+"""What a send's message becomes: a new task, or the next turn of one waiting for input.
+
+A message naming no task makes a new one. A message naming a task is the caller's
+answer to that task's question (turns.py says which tasks take one), and starts its
+next turn. The push config a send carries is held before the send's first event, so
+that no event of the turn is missed.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .. import turns
+from ..identity import Caller, Owner
+from ..keep import check_ids
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import Message, SendMessage, Task
+from ..protocol.push import PushConfig
+from .tasks import Tasks
+
+
+class InlinePush(Protocol):
+    """Takes the push config a send carries (push.service.PushNotifications)."""
+
+    async def check(self, config: PushConfig, owner: Owner) -> None:
+        """A2AError when the config cannot be taken: before its task is made or moved."""
+
+    async def register(self, task: Task, config: PushConfig) -> PushConfig:
+        """Hold the config for the task, before the send's first event."""
+
+
+class Intake:
+    """Takes each send's message into its task, `submitted`."""
+
+    def __init__(self, tasks: Tasks, push: InlinePush | None) -> None:
+        self._tasks = tasks
+        self._push = push
+
+    async def take(self, operation: SendMessage, caller: Caller) -> Task:
+        """The send's task (see `_submit`), with the push config the send carries held
+        before the send's first event: a new task's first, or a next turn's."""
+        config = await self._check_push(operation, caller)
+        if config is None:
+            return await self._submit(operation.message, caller)
+        assert self._push is not None  # else the check refused it
+        message = operation.message
+        if message.task_id is None:
+            task = await self._submit(message, caller)
+            await self._push.register(task, config)
+            return task
+        check_ids(message)
+        waiting = await self._tasks.owned(message.task_id, caller)
+        turns.check_turn(waiting, message)
+        await self._push.register(waiting, config)
+        return await self._submit(message, caller)
+
+    async def check(self, operation: SendMessage, caller: Caller) -> None:
+        """Raise now what `take` would raise, changing nothing."""
+        await self._check_push(operation, caller)
+        message = operation.message
+        if message.task_id is not None:
+            check_ids(message)
+            turns.check_turn(await self._tasks.owned(message.task_id, caller), message)
+
+    async def _check_push(self, operation: SendMessage, caller: Caller) -> PushConfig | None:
+        """The send's push config, if it carries one that can be taken."""
+        config = operation.push_config
+        if config is not None:
+            if self._push is None:
+                raise A2AError(
+                    ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED,
+                    "Push notifications are not supported by this agent",
+                )
+            await self._push.check(config, caller.owner)
+        return config
+
+    async def _submit(self, message: Message, caller: Caller) -> Task:
+        """The message's task, in SUBMITTED: a new one, or the task the message names,
+        when that task waits for input."""
+        check_ids(message)
+        if message.task_id is None:
+            return await self._tasks.create(message, caller.owner)
+        task = await self._tasks.owned(message.task_id, caller)
+        return await self._tasks.begin_turn(task, message)

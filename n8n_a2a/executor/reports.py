@@ -1,0 +1,59 @@
+"""What the operator sees of each turn that ends: one log line, and the metrics."""
+
+from __future__ import annotations
+
+import logging
+
+from ..metrics import Metrics
+from ..outcome import Outcome
+from ..protocol.model import Role, Task
+
+# The executor's one logger, whichever of its rooms logs: the name its log lines have
+# always carried, which operators filter on.
+logger = logging.getLogger(__package__)
+
+
+class Reports:
+    """One log line and the counts per ended turn, with its webhook call's or without."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def turn_ended(
+        self,
+        task: Task,
+        *,
+        webhook_status: int | None = None,
+        webhook_seconds: float | None = None,
+    ) -> None:
+        """A turn has ended: with its call (its HTTP status and seconds, when it had them),
+        or without one (a task that waited for input, canceled or out of time)."""
+        outcome = task.metadata.get("outcome")
+        if outcome is None:  # only if the adapter itself is being torn down mid-call
+            return
+        self._metrics.task_finished(Outcome(outcome))
+        if webhook_seconds is not None:
+            self._metrics.webhook_answered(webhook_seconds)
+        fields = {
+            "event": "task",
+            "task_id": task.id,
+            "context_id": task.context_id,
+            "turn": sum(1 for message in task.history if message.role is Role.USER),
+            "outcome": outcome,
+            "state": task.status.state.value,
+            "webhook_status": webhook_status,
+            "webhook_ms": None if webhook_seconds is None else round(webhook_seconds * 1000, 1),
+        }
+        logger.info("task %s %s", task.status.state.value, outcome, extra={"fields": fields})
+
+    def lost(self, task: Task) -> None:
+        """A task ended LOST: the replica running it stopped renewing its lease."""
+        self._metrics.task_finished(Outcome.LOST)
+        fields = {
+            "event": "task",
+            "task_id": task.id,
+            "context_id": task.context_id,
+            "outcome": Outcome.LOST.value,
+            "state": task.status.state.value,
+        }
+        logger.warning("task %s lost with its replica", task.id, extra={"fields": fields})

@@ -1,0 +1,229 @@
+"""One accepted connection as the adapter serves it: timed, cut when its client goes.
+
+`Connection` is the stream hypercorn's per-connection server reads and writes: it reports
+each request's first byte and the client's end to a ConnectionTimer, and gives each
+piece of a send ADAPTER_SEND_TIMEOUT to go out. `Exchanges` is the ASGI layer over the
+app on that connection: it reports the request read and the response sent, shields that
+last send, and says `Connection: close` on an answer that comes before the request was
+read whole. The last words written without hypercorn (a 503 past the connection limit,
+a 408 past the read timeout) are here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import trio
+
+from ..protocol import jsonrpc
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.versions import V1
+from .timer import ConnectionTimer, Phase
+
+if TYPE_CHECKING:
+    from hypercorn.typing import (
+        ASGIFramework,
+        ASGIReceiveCallable,
+        ASGIReceiveEvent,
+        ASGISendCallable,
+        ASGISendEvent,
+        Scope,
+    )
+
+# Seconds a last answer written without hypercorn (a 503, a 408) has to go out. After a
+# 503 the refused client's request is read and dropped meanwhile: closing on unread
+# bytes sends a reset, which can make the client lose the 503.
+_FAREWELL_SECONDS = 0.5
+# Bytes of a response that must go out within the send timeout, one piece after another.
+_SEND_PIECE = 64 * 1024
+
+
+def busy_response(connections: int) -> bytes:
+    """The 503 for a connection past the limit of `connections` served at once."""
+    return _canned_response(
+        "503 Service Unavailable",
+        A2AError(
+            ErrorCode.SERVER_BUSY,
+            f"The adapter has {connections} connections open "
+            "(ADAPTER_MAX_CONNECTIONS): try again shortly",
+        ),
+        b"Retry-After: 1\r\n",
+    )
+
+
+def read_timeout_response(read_timeout: float) -> bytes:
+    """The 408 for a request that did not arrive whole within `read_timeout` seconds."""
+    return _canned_response(
+        "408 Request Timeout",
+        A2AError(
+            ErrorCode.INVALID_REQUEST,
+            f"The request did not arrive whole within {read_timeout:g} s "
+            "(ADAPTER_REQUEST_READ_TIMEOUT)",
+        ),
+    )
+
+
+def _canned_response(status: str, error: A2AError, extra_headers: bytes = b"") -> bytes:
+    """A whole HTTP/1.1 response written without hypercorn: a JSON-RPC error, then close."""
+    body = jsonrpc.error_response(None, V1.encode_error(error))
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n"
+    ).encode()
+    return head + extra_headers + b"\r\n" + body
+
+
+async def say_farewell(
+    stream: trio.SocketStream, response: bytes, *, drop_request: bool = False
+) -> None:
+    """Send a last response to a client that may be gone, within a short grace; with
+    `drop_request`, then read and drop what the client still sends until it closes."""
+    with trio.move_on_after(_FAREWELL_SECONDS):
+        try:
+            await stream.send_all(response)
+            if drop_request:
+                await stream.send_eof()
+                while await stream.receive_some():
+                    pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+class Connection(trio.abc.HalfCloseableStream):
+    """One accepted socket, as hypercorn's TCPServer reads and writes it.
+
+    `scope` is the connection's cancel scope: its deadline follows the timer, and it is
+    cancelled once the client has gone or stopped taking a response.
+    """
+
+    def __init__(
+        self, transport: trio.SocketStream, timer: ConnectionTimer, send_timeout: float
+    ) -> None:
+        self.transport = transport
+        self.timer = timer
+        self.send_timeout = send_timeout
+        self.scope = trio.CancelScope(deadline=timer.deadline)
+        self.answered = False  # the current request's response has begun
+        self.abandoned = False
+
+    @property
+    def socket(self) -> trio.socket.SocketType:
+        """TCPServer takes the peer's and its own address from here."""
+        return self.transport.socket
+
+    @property
+    def timed_out_reading(self) -> bool:
+        return (
+            self.scope.cancelled_caught
+            and not self.abandoned
+            and self.timer.phase is Phase.READING
+            and not self.answered
+        )
+
+    def retime(self) -> None:
+        self.scope.deadline = self.timer.deadline
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        try:
+            data = await self.transport.receive_some(max_bytes)
+        except trio.BrokenResourceError:
+            self._end()
+            raise
+        if data:
+            self.timer.receiving(trio.current_time())
+            self.retime()
+        else:
+            # hypercorn stops serving a connection whose peer closed its side, even with
+            # a request under way; all it has left to do is wait for its idle timer.
+            self._end()
+        return data
+
+    def _end(self) -> None:
+        """The client has gone, or stopped taking bytes: nothing more can pass."""
+        self.abandoned = True
+        self.scope.cancel()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        # hypercorn shields its sends from cancellation, so a client that stops taking
+        # a response would hold the connection, and shutdown, for ever. Each piece must
+        # go out within the send timeout; a response's length and duration are unbounded.
+        view = memoryview(data)
+        for start in range(0, len(view), _SEND_PIECE):
+            with trio.move_on_after(self.send_timeout) as piece:
+                await self.transport.send_all(view[start : start + _SEND_PIECE])
+            if piece.cancelled_caught:
+                self._end()
+                raise trio.BrokenResourceError("the client took no more of the response")
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.transport.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.transport.send_eof()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    for name, value in headers:
+        if name.lower() == b"transfer-encoding" or (
+            name.lower() == b"content-length" and value.strip() != b"0"
+        ):
+            return True
+    return False
+
+
+class Exchanges:
+    """The app as one connection's requests reach it: each request and response is
+    reported to the connection's timer."""
+
+    def __init__(self, app: ASGIFramework, connection: Connection) -> None:
+        self._app = app
+        self._connection = connection
+
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        connection = self._connection
+        connection.answered = False
+        # A pipelined request may have arrived whole while the previous one was answered.
+        connection.timer.receiving(trio.current_time())
+        if not _has_body(scope["headers"]):
+            # Read whole with its head. (The app may answer before it takes the empty
+            # body's event, so that event cannot be what says so.)
+            connection.timer.request_read()
+        connection.retime()
+
+        async def receive_request() -> ASGIReceiveEvent:
+            event = await receive()
+            if event["type"] == "http.request" and not event.get("more_body", False):
+                connection.timer.request_read()
+                connection.retime()
+            return event
+
+        async def send_response(event: ASGISendEvent) -> None:
+            if event["type"] == "http.response.start":
+                connection.answered = True
+                if connection.timer.phase is Phase.READING:
+                    # Answered before the body arrived: hypercorn closes the connection
+                    # after this response, and RFC 9112 §9.6 has the client told so.
+                    event = {
+                        **event,
+                        "headers": [*event.get("headers", ()), (b"connection", b"close")],
+                    }
+            if event["type"] != "http.response.body" or event.get("more_body", False):
+                await send(event)
+                return
+            # hypercorn finishes the exchange inside this call, and quart-trio cancels
+            # the calling task as soon as hypercorn, in there, reports the request over.
+            with trio.CancelScope(shield=True):
+                await send(event)
+            connection.timer.response_sent(trio.current_time())
+            connection.retime()
+
+        await self._app(scope, receive_request, send_response)

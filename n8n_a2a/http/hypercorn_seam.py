@@ -1,0 +1,173 @@
+"""HTTP/1.1 connections: hypercorn's protocol serves each one, under an accept loop of ours.
+
+`hypercorn.trio.serve` (0.17 and 0.18) cannot bound connections, for four reasons:
+
+- It does the bookkeeping that ends a response (the next request cycle, the keep-alive
+  timer, the close that `Connection: close` or an early answer calls for) inside the
+  app's last `send` call (protocol/h11.py, `_maybe_recycle`). Its first step tells the
+  app the request is over, and quart-trio answers that by cancelling the very task
+  that is making the call: the rest is cut at its first await. Idle keep-alive
+  connections then never time out, `Connection: close` is not honoured, and a
+  connection answered before its body arrived (413, 405) hangs.
+- Its `read_timeout` applies to each read alone: it would cut a long blocking send (the
+  reads made while a response is produced count too), yet never a body that trickles
+  in a byte at a time. Its keep-alive timer also runs while a request's head arrives.
+- It shields every send from cancellation, so a client that stops taking a response
+  holds its connection, and shutdown, for ever.
+- It has no connection limit: at the file limit accept(2) fails, and new clients wait
+  unanswered in the listen backlog (trio.serve_listeners logs each failure, with its
+  traceback, ten times a second).
+
+So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 and all)
+on a stream of ours (connection.py), inside a cancel scope whose deadline follows a
+ConnectionTimer (timer.py). The accept loop here counts connections and answers one past
+the limit with a 503; where accept(2) fails for want of descriptors or memory all the
+same, its listener waits and tries again (listener.py).
+
+This is the one module that uses hypercorn beyond its Config and ASGI types: the names and
+signatures it relies on are pinned by tests/http/test_hypercorn_seam.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import trio
+from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.config import Config, Sockets
+from hypercorn.trio.lifespan import Lifespan
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import ASGIFramework, LifespanState
+from hypercorn.utils import repr_socket_addr
+
+from ..config import Settings
+from .connection import Connection, Exchanges, busy_response, read_timeout_response, say_farewell
+from .descriptors import ConnectionLimits
+from .listener import PatientListener
+from .timer import ConnectionTimer
+
+logger = logging.getLogger(__name__)
+
+ShutdownTrigger = Callable[[], Awaitable[None]]
+
+
+async def serve_http(
+    app: ASGIFramework,
+    config: Config,
+    settings: Settings,
+    limits: ConnectionLimits,
+    sockets: Sockets,
+    *,
+    shutdown_trigger: ShutdownTrigger,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `app` on the listening `sockets` until `shutdown_trigger` returns, as
+    hypercorn's trio worker does (lifespan, graceful_timeout), with bounded connections
+    (`limits`: what fit_file_limit found room for)."""
+    state: LifespanState = {}
+    lifespan = Lifespan(ASGIWrapper(app), config, state)
+    context = WorkerContext(None)
+    accept = _Acceptor(app, config, context, state, settings, limits)
+    async with trio.open_nursery() as lifespan_nursery:
+        await lifespan_nursery.start(lifespan.handle_lifespan)
+        await lifespan.wait_for_startup()
+        async with trio.open_nursery() as connections:
+            listeners = [
+                trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+                for sock in sockets.insecure_sockets
+            ]
+            binds = [
+                "http://" + repr_socket_addr(listener.socket.family, listener.socket.getsockname())
+                for listener in listeners
+            ]
+            try:
+                async with trio.open_nursery() as accepting:
+                    accepting.start_soon(
+                        partial(trio.serve_listeners, handler_nursery=connections),
+                        accept,
+                        [PatientListener(listener) for listener in listeners],
+                    )
+                    task_status.started(binds)
+                    await shutdown_trigger()
+                    accepting.cancel_scope.cancel()
+            finally:
+                # Idle connections close at once; the others get graceful_timeout.
+                await context.terminated.set()
+                connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
+        await lifespan.wait_for_shutdown()
+        lifespan_nursery.cancel_scope.cancel()
+
+
+class _Acceptor:
+    """Serves each accepted connection, or refuses it past the limit."""
+
+    def __init__(
+        self,
+        app: ASGIFramework,
+        config: Config,
+        context: WorkerContext,
+        state: LifespanState,
+        settings: Settings,
+        limits: ConnectionLimits,
+    ) -> None:
+        self._app = app
+        self._config = config
+        self._context = context
+        self._state = state
+        self._keep_alive_timeout = settings.keep_alive_timeout
+        self._read_timeout = settings.request_read_timeout
+        self._send_timeout = settings.send_timeout
+        self._max_connections = limits.connections
+        self._max_refusals = limits.refusals
+        self._open = 0
+        self._refusing = 0
+        self._full_noted = False
+        self._busy = busy_response(limits.connections)
+        self._too_slow = read_timeout_response(self._read_timeout)
+
+    async def __call__(self, stream: trio.SocketStream) -> None:
+        if self._open >= self._max_connections:
+            await self._refuse(stream)
+            return
+        self._open += 1
+        try:
+            await self._serve(stream)
+        finally:
+            self._open -= 1
+            if self._open < self._max_connections:
+                self._full_noted = False
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        timer = ConnectionTimer(
+            self._keep_alive_timeout, self._read_timeout, since=trio.current_time()
+        )
+        connection = Connection(stream, timer, self._send_timeout)
+        app = ASGIWrapper(Exchanges(self._app, connection))
+        with connection.scope:
+            # hypercorn 0.18 annotates the stream as an SSLStream, but its plain-TCP path
+            # takes any stream with a `socket` and no `do_handshake` (0.17 annotates
+            # trio.abc.Stream).
+            server = TCPServer(app, self._config, self._context, self._state, connection)  # type: ignore[arg-type]
+            await server.run()
+        if connection.timed_out_reading:
+            # The request's sender learns why; a client that sent nothing yet (idle
+            # keep-alive) gets no bytes it could take for the answer to its next request.
+            await say_farewell(stream, self._too_slow)
+
+    async def _refuse(self, stream: trio.SocketStream) -> None:
+        if not self._full_noted:
+            self._full_noted = True
+            logger.warning(
+                "%d connections open (ADAPTER_MAX_CONNECTIONS): new ones get 503 until one closes",
+                self._open,
+            )
+        if self._refusing >= self._max_refusals:
+            return  # closed unanswered: a flood must not cost a file per refusal
+        self._refusing += 1
+        try:
+            await say_farewell(stream, self._busy, drop_request=True)
+        finally:
+            self._refusing -= 1

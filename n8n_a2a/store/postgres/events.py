@@ -1,0 +1,166 @@
+"""The shared store's events, across replicas by LISTEN/NOTIFY.
+
+A move commits a NOTIFY of the task's id and latest event number with it (tasks.py). A
+replica that hears one for a task someone there listens to reads the events it has not
+delivered yet from `a2a_task_events` and hands them to its listeners, so the payload stays
+small and the row stays the truth. Events a replica publishes itself reach its listeners
+at once; the NOTIFY that comes back is then recognised by its number and costs nothing.
+Any role that can connect may NOTIFY on the channel too: a payload that is not a task id
+and an event number is counted and ignored.
+
+The listening connection needs no thread: trio waits on its socket
+(`trio.lowlevel.wait_readable`) and psycopg's libpq wrapper (`Connection.pgconn`, public)
+reads the notifications. When the connection breaks, the listener listens again and
+catches its listeners up from the events table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import LiteralString
+
+import psycopg
+import trio
+
+from ...protocol.model import TaskEvent
+from ...protocol.params import MAX_ID_CHARS
+from .. import Listener, StoreUnavailable
+from ..documents import event_of
+from ..fanout import LocalTaskEvents
+from .pool import FIRST_RETRY, LAST_RETRY, Connection, Pool, Row
+from .schema import CHANNEL
+
+#: The largest event number: `a2a_task_events.sequence` is an integer.
+_MAX_SEQUENCE = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """Where one task's listeners in this replica are: how many, and the last event number
+    handed to them."""
+
+    listeners: int
+    sequence: int
+
+
+class PostgresTaskEvents:
+    """Events published here reach their listeners here at once; events made by other
+    replicas arrive through LISTEN/NOTIFY and the events table. Each listener hears each
+    event of its task once, in order."""
+
+    def __init__(self, pool: Pool, *, ignored: Callable[[], None] = lambda: None) -> None:
+        self._pool = pool
+        #: Called for each notification on the channel that is none of ours.
+        self._ignored = ignored
+        self._everyone = LocalTaskEvents()  # subscribe_all: what this replica publishes
+        self._by_task = LocalTaskEvents()  # subscribe: every event, from anywhere
+        self._seen: dict[str, _Seen] = {}
+
+    def publish(self, event: TaskEvent) -> None:
+        self._everyone.publish(event)
+        self._hand(event)
+
+    @contextmanager
+    def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
+        seen = self._seen.get(task_id, _Seen(0, 0))
+        self._seen[task_id] = _Seen(seen.listeners + 1, seen.sequence)
+        try:
+            with self._by_task.subscribe(task_id, listener):
+                yield
+        finally:
+            seen = self._seen[task_id]
+            if seen.listeners == 1:
+                del self._seen[task_id]
+            else:
+                self._seen[task_id] = _Seen(seen.listeners - 1, seen.sequence)
+
+    def subscribe_all(self, listener: Listener) -> AbstractContextManager[None]:
+        return self._everyone.subscribe_all(listener)
+
+    def _hand(self, event: TaskEvent) -> None:
+        """To the task's listeners, unless they have had it (a NOTIFY of an event
+        published here, or caught up twice)."""
+        seen = self._seen.get(event.task_id)
+        if seen is None or event.sequence <= seen.sequence:
+            return
+        self._seen[event.task_id] = _Seen(seen.listeners, event.sequence)
+        self._by_task.publish(event)
+
+    async def listen(self) -> None:
+        """Hear the other replicas' events until cancelled. After the connection broke,
+        listen again and catch the listeners up on what they missed meanwhile."""
+        retry = FIRST_RETRY
+        while True:
+            try:
+                with await self._pool.listener(CHANNEL) as connection:
+                    await self._catch_up({t: seen.sequence for t, seen in self._seen.items()})
+                    retry = FIRST_RETRY
+                    await self._hear(connection)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+                self._pool.note_down(self._pool.reason(error))
+            except StoreUnavailable:
+                pass  # the pool has logged it
+            await trio.sleep(retry)
+            retry = min(retry * 2, LAST_RETRY)
+
+    async def _hear(self, connection: Connection) -> None:
+        pgconn = connection.pgconn
+        while True:
+            await trio.lowlevel.wait_readable(pgconn.socket)
+            pgconn.consume_input()  # OperationalError once the server has gone
+            heard: dict[str, int] = {}
+            while (notify := pgconn.notifies()) is not None:
+                notified = parse_notification(notify.extra)
+                if notified is None:
+                    self._ignored()
+                    continue
+                task_id, sequence = notified
+                heard[task_id] = max(heard.get(task_id, 0), sequence)
+            await self._catch_up(
+                {
+                    task_id: seen.sequence
+                    for task_id, sequence in heard.items()
+                    if (seen := self._seen.get(task_id)) is not None and sequence > seen.sequence
+                }
+            )
+
+    async def _catch_up(self, wanted: Mapping[str, int]) -> None:
+        """Read each task's events numbered past the one given, in order, and hand them on."""
+        if not wanted:
+            return
+
+        def select(connection: Connection) -> list[Row]:
+            return connection.execute(_EVENTS, (list(wanted), list(wanted.values()))).fetchall()
+
+        events = [
+            event_of(row["task_id"], row["context_id"], row["sequence"], row["event"])
+            for row in await self._pool.run(select)
+        ]
+        for event in events:
+            self._hand(event)
+
+
+def parse_notification(payload: bytes) -> tuple[str, int] | None:
+    """The task id and event number a NOTIFY carries (`<task id> <number>`), or None for
+    one that is none of ours: any role that can connect may NOTIFY on the channel."""
+    try:
+        task_id, _, number = payload.decode().rpartition(" ")
+    except UnicodeDecodeError:
+        return None
+    # Ten digits at most: no sign, no other script's digits, no 4,000-digit int().
+    if not (0 < len(task_id) <= MAX_ID_CHARS and re.fullmatch("[0-9]{1,10}", number)):
+        return None
+    sequence = int(number)
+    return (task_id, sequence) if sequence <= _MAX_SEQUENCE else None
+
+
+_EVENTS: LiteralString = """
+SELECT e.task_id, t.context_id, e.sequence, e.event
+FROM unnest(%s::text[], %s::integer[]) AS w(task_id, after)
+JOIN a2a_task_events e ON e.task_id = w.task_id AND e.sequence > w.after
+JOIN a2a_tasks t ON t.id = e.task_id
+ORDER BY e.task_id, e.sequence
+"""

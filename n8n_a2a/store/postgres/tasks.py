@@ -1,0 +1,268 @@
+"""Tasks in PostgreSQL, shared by replicas: any replica answers for any task.
+
+A move is one statement: a compare-and-set UPDATE on the task's version (and on the states
+the lifecycle lets it leave), the insert of its events into `a2a_task_events`, and a NOTIFY
+of the task's id and latest event number (events.py), all committed together or not at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+from typing import LiteralString
+
+from psycopg.types.json import Json, Jsonb
+
+from ... import lifecycle
+from ...protocol.errors import A2AError
+from ...protocol.model import ListTasks, Task, TaskPage, TaskState, TaskStatus
+from .. import MAX_PAGE_BYTES, Change, Moved, change_events
+from ..documents import artifact_doc, artifact_of, event_doc, message_doc, message_of
+from ..fanout import Clock, utc_now
+from ..pages import decode_cursor, encode_cursor, fit
+from .leases import PostgresLeases
+from .pool import Connection, Pool, Row
+from .schema import CHANNEL
+
+#: The advisory lock the expiry takes, so that one replica at a time deletes.
+EXPIRY_LOCK = 0x61326165
+#: Finished tasks one expiry deletes at most (the next one takes the rest).
+_EXPIRY_BATCH = 5000
+
+_TASK_COLUMNS = (
+    "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
+    "metadata, version"
+)
+
+
+def _task_of(row: Row) -> Task:
+    return Task(
+        id=row["id"],
+        context_id=row["context_id"],
+        status=TaskStatus(
+            TaskState(row["state"]),
+            row["status_timestamp"],
+            None if row["status_message"] is None else message_of(row["status_message"]),
+        ),
+        history=tuple(message_of(m) for m in row["history"]),
+        artifacts=tuple(artifact_of(a) for a in row["artifacts"]),
+        metadata=row["metadata"],
+        version=row["version"],
+        owner=row["owner"],
+    )
+
+
+def _leaves_for(to: TaskState) -> list[str]:
+    """The states a task may be moved to `to` from: the lifecycle decides, the UPDATE checks."""
+    return [state.value for state in TaskState if lifecycle.may_move(state, to)]
+
+
+class PostgresTaskStore(PostgresLeases):
+    """Tasks in PostgreSQL, moved compare-and-set; also this replica's leases on them."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        replica: str | None = None,
+        lease_seconds: float = 15.0,
+        ttl_seconds: float = 3600.0,
+        clock: Clock = utc_now,
+        max_page_bytes: int = MAX_PAGE_BYTES,
+        input_ttl: float = 86400.0,
+    ) -> None:
+        super().__init__(pool, replica=replica, lease_seconds=lease_seconds)
+        self._max_page_bytes = max_page_bytes
+        self._input_ttl = input_ttl
+        self._ttl = ttl_seconds
+        self._clock = clock
+
+    async def create(self, task: Task) -> None:
+        def insert(connection: Connection) -> None:
+            connection.execute(
+                "INSERT INTO a2a_tasks (id, context_id, owner, state, status_timestamp,"
+                " status_message, history, artifacts, metadata, version, lease_holder,"
+                " lease_until)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s::json[], %s::json[], %s, %s, %s,"
+                " now() + %s * interval '1 second')",
+                (
+                    task.id,
+                    task.context_id,
+                    task.owner,
+                    task.status.state.value,
+                    task.status.timestamp,
+                    None if task.status.message is None else Json(message_doc(task.status.message)),
+                    [Json(message_doc(m)) for m in task.history],
+                    [Json(artifact_doc(a)) for a in task.artifacts],
+                    Jsonb(task.metadata),
+                    task.version,
+                    self.replica,
+                    self.lease_seconds,
+                ),
+            )
+
+        await self.pool.run(insert)
+
+    async def get(self, task_id: str) -> Task:
+        def select(connection: Connection) -> Row | None:
+            return connection.execute(
+                f"SELECT {_TASK_COLUMNS} FROM a2a_tasks WHERE id = %s", (task_id,)
+            ).fetchone()
+
+        row = await self.pool.run(select)
+        if row is None:
+            raise A2AError.task_not_found(task_id)
+        return _task_of(row)
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        events = change_events(task_id, "", version, change)
+        running = lifecycle.leased(change.state)
+        parameters = {
+            "id": task_id,
+            "from": version,
+            "to": events[-1].sequence,
+            "leaves": _leaves_for(change.state),
+            "state": change.state.value,
+            "timestamp": change.timestamp,
+            "message": None if change.message is None else Json(message_doc(change.message)),
+            # The caller's message that starts a next turn, then the status message.
+            "said": [
+                Json(message_doc(m))
+                for m in (*change.history, *((change.message,) if change.message else ()))
+            ],
+            "made": [] if change.artifact is None else [Json(artifact_doc(change.artifact))],
+            "metadata": Jsonb(change.metadata or {}),
+            "finished": change.timestamp if lifecycle.is_terminal(change.state) else None,
+            # The replica that moves a task to run takes its lease; one that ends it, or
+            # makes it wait for the caller, lets it go.
+            "holder": self.replica if running else None,
+            "lease": self.lease_seconds if running else None,
+            # A question asked: how long the caller has to answer, on the database's clock.
+            "wait": self._input_ttl if lifecycle.takes_message(change.state) else None,
+            "sequences": [event.sequence for event in events],
+            "events": [Json(event_doc(event)) for event in events],
+            "channel": CHANNEL,
+        }
+
+        def update(connection: Connection) -> Row | None:
+            row = connection.execute(_MOVE, parameters).fetchone()
+            if row is not None:
+                return row
+            now = connection.execute(
+                "SELECT state, version FROM a2a_tasks WHERE id = %s", (task_id,)
+            ).fetchone()
+            if now is None:
+                raise A2AError.task_not_found(task_id)
+            if now["version"] == version:
+                lifecycle.check_move(task_id, TaskState(now["state"]), change.state)
+            return None
+
+        row = await self.pool.run(update)
+        if row is None:
+            return None
+        task = _task_of(row)
+        return Moved(task, change_events(task.id, task.context_id, version, change))
+
+    async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
+        """A page of the owner's tasks, the most recently updated first (ties broken by id):
+        at most `page_size` of them, and no more than fit in the page's bytes (at least one)."""
+        after = decode_cursor(query.page_token) if query.page_token else None
+        parameters = {
+            "owner": owner,
+            "context": query.context_id,
+            "state": None if query.state is None else query.state.value,
+            "since": query.status_timestamp_after,
+            "before": None if after is None else after[0],
+            "before_id": None if after is None else after[1],
+            "artifacts": query.include_artifacts,
+            "size": query.page_size + 1,
+        }
+
+        def select(connection: Connection) -> tuple[int, list[Row]]:
+            with connection.transaction():
+                counted = connection.execute(f"SELECT count(*) AS n {_FOUND}", parameters)
+                total = int((counted.fetchone() or {"n": 0})["n"])
+                rows = connection.execute(_PAGE, parameters).fetchall()
+            return total, rows
+
+        total, rows = await self.pool.run(select)
+        views = (_task_of(row).with_history_length(query.history_length) for row in rows)
+        page = fit(itertools.islice(views, query.page_size), self._max_page_bytes)
+        more = len(page) < len(rows)
+        return TaskPage(
+            tasks=tuple(page),
+            next_page_token=encode_cursor(page[-1]) if more else "",
+            page_size=query.page_size,
+            total_size=total,
+        )
+
+    async def expire(self) -> None:
+        """Delete finished tasks past their time to live (their events and push configs
+        with them). One replica at a time: the others find the lock taken and skip."""
+        cutoff = self._clock() - timedelta(seconds=self._ttl)
+
+        def delete(connection: Connection) -> None:
+            with connection.transaction():
+                locked = connection.execute(
+                    "SELECT pg_try_advisory_xact_lock(%s) AS locked", (EXPIRY_LOCK,)
+                ).fetchone()
+                if locked is not None and locked["locked"]:
+                    connection.execute(_EXPIRE, (cutoff, _EXPIRY_BATCH))
+
+        await self.pool.run(delete)
+
+
+_MOVE: LiteralString = """
+WITH moved AS (
+    UPDATE a2a_tasks SET
+        state = %(state)s,
+        status_timestamp = %(timestamp)s,
+        status_message = %(message)s,
+        history = history || %(said)s::json[],
+        artifacts = artifacts || %(made)s::json[],
+        metadata = metadata || %(metadata)s,
+        version = %(to)s,
+        finished_at = %(finished)s,
+        lease_holder = %(holder)s,
+        lease_until = now() + %(lease)s * interval '1 second',
+        waiting_until = now() + %(wait)s * interval '1 second'
+    WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
+    RETURNING *
+), logged AS (
+    INSERT INTO a2a_task_events (task_id, sequence, event)
+    SELECT moved.id, e.sequence, e.event
+    FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[]) AS e(sequence, event)
+)
+SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
+       metadata, version, pg_notify(%(channel)s, id || ' ' || version) AS notified
+FROM moved
+"""
+
+_FOUND: LiteralString = """
+FROM a2a_tasks
+WHERE owner IS NOT DISTINCT FROM %(owner)s
+  AND (%(context)s::text IS NULL OR context_id = %(context)s)
+  AND (%(state)s::text IS NULL OR state = %(state)s)
+  AND (%(since)s::timestamptz IS NULL OR status_timestamp >= %(since)s)
+"""
+
+_PAGE: LiteralString = (
+    """
+SELECT id, context_id, owner, state, status_timestamp, status_message, history,
+       CASE WHEN %(artifacts)s THEN artifacts ELSE '{}'::json[] END AS artifacts,
+       metadata, version
+"""
+    + _FOUND
+    + """
+  AND (%(before)s::timestamptz IS NULL
+       OR (status_timestamp, id) < (%(before)s, %(before_id)s::text))
+ORDER BY status_timestamp DESC, id DESC
+LIMIT %(size)s
+"""
+)
+
+_EXPIRE: LiteralString = """
+DELETE FROM a2a_tasks WHERE id IN (
+    SELECT id FROM a2a_tasks WHERE finished_at < %s ORDER BY finished_at LIMIT %s
+)
+"""

@@ -1,0 +1,196 @@
+"""The one call to the workflow's production webhook.
+
+One POST per message. The caller's token travels in X-Subject-Token and nowhere
+else; redirects are not followed, so it cannot travel to another address; TLS is
+always verified (with ADAPTER_CA_BUNDLE when set); one deadline bounds the whole
+exchange, and the reply is read up to a limit that holds after decoding: the adapter
+asks for no compression, decodes gzip and deflate itself a bounded piece at a time,
+and leaves any other encoding to be judged off contract.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+import zlib
+from dataclasses import dataclass
+from types import TracebackType
+
+import httpx
+import trio
+
+from .. import __version__
+from ..config import Settings
+from ..identity import Caller
+from ..outcome import HttpReply, Outcome, TransportFailure, WebhookReply
+from ..text import repair
+from .pool import StackPoolTransport
+
+#: The most of a reply that is read, decoded; a longer one is off contract anyway.
+MAX_REPLY_BYTES = 1024 * 1024
+# The most of a compressed reply that is read as sent: a stream that decodes to little
+# or nothing (padding, empty blocks) must not keep the call reading until its deadline.
+_MAX_SENT_BYTES = 2 * MAX_REPLY_BYTES
+_INFLATED = ("gzip", "deflate")
+
+# httpcore's DEBUG trace quotes every reply's headers, and a workflow's Location or
+# Content-Type may carry the caller's token: its lines stop at INFO, whatever the level.
+logging.getLogger("httpcore").setLevel(logging.INFO)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookRequest:
+    """What the workflow receives: the message text and the A2A ids to key a conversation on."""
+
+    text: str
+    task_id: str
+    context_id: str
+    message_id: str
+    skill_id: str
+
+    def body(self) -> bytes:
+        document = json.dumps(
+            {
+                "text": self.text,
+                "taskId": self.task_id,
+                "contextId": self.context_id,
+                "messageId": self.message_id,
+                "skillId": self.skill_id,
+            },
+            ensure_ascii=False,
+        )
+        # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
+        return repair(document)[0].encode()
+
+
+class WebhookClient:
+    """Calls one webhook over a pooled httpx client; use as an async context manager."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._url = settings.webhook_url
+        self._timeout = settings.webhook_timeout
+        self._client = httpx.AsyncClient(
+            transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
+            follow_redirects=False,
+            timeout=httpx.Timeout(settings.webhook_timeout),
+            trust_env=False,
+        )
+
+    async def __aenter__(self) -> WebhookClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._client.aclose()
+
+    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+        """POST the request; every way it can go wrong comes back as a WebhookReply."""
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            # n8n compresses only when asked; a reply it compresses anyway is decoded below.
+            "Accept-Encoding": "identity",
+            "User-Agent": f"n8n-a2a/{__version__}",
+            **dict(caller.trace_headers),
+        }
+        token = caller.subject_token
+        if token is not None:
+            headers["X-Subject-Token"] = token
+        # Every reply carries the token, so that its verdict can keep it out of the task.
+        with trio.move_on_after(self._timeout):
+            try:
+                return await self._post(request.body(), headers, token)
+            except httpx.TimeoutException:
+                pass
+            except httpx.ConnectError as error:
+                return _connect_failure(error, token)
+            except httpx.HTTPError as error:
+                return TransportFailure(Outcome.BROKEN_REPLY, _describe(error), token)
+        return TransportFailure(
+            Outcome.TIMEOUT, f"no reply within {self._timeout:g} s (ADAPTER_WEBHOOK_TIMEOUT)", token
+        )
+
+    async def _post(
+        self, body: bytes, headers: dict[str, str], subject_token: str | None
+    ) -> WebhookReply:
+        async with self._client.stream("POST", self._url, content=body, headers=headers) as reply:
+            encoding = reply.headers.get("content-encoding", "").strip().lower()
+            if encoding == "identity":
+                encoding = ""
+            inflater = _Inflater(encoding) if encoding in _INFLATED else None
+            received = bytearray()
+            sent = 0
+            truncated = False
+            try:
+                async for chunk in reply.aiter_raw():
+                    sent += len(chunk)
+                    if inflater is not None:
+                        # Never more than one byte past the limit, however well it packs.
+                        chunk = inflater.inflate(chunk, MAX_REPLY_BYTES + 1 - len(received))
+                    received += chunk
+                    if len(received) > MAX_REPLY_BYTES or sent > _MAX_SENT_BYTES:
+                        del received[MAX_REPLY_BYTES:]
+                        truncated = True
+                        break
+                if inflater is not None and not truncated and sent and not inflater.ended:
+                    raise zlib.error("the stream ends early")
+            except zlib.error as error:
+                return TransportFailure(
+                    Outcome.BROKEN_REPLY,
+                    f"the reply's {encoding} body cannot be decoded: {error}",
+                    subject_token,
+                )
+            return HttpReply(
+                status=reply.status_code,
+                body=bytes(received),
+                content_type=reply.headers.get("content-type", ""),
+                location=reply.headers.get("location", ""),
+                truncated=truncated,
+                content_encoding="" if inflater is not None else encoding,
+                subject_token=subject_token,
+            )
+
+
+class _Inflater:
+    """Decodes a gzip or deflate body a bounded piece at a time: a chunk that would
+    expand to gigabytes gives at most what the reader has room for."""
+
+    def __init__(self, encoding: str) -> None:
+        self._deflate = encoding == "deflate"
+        self._stream = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else zlib.MAX_WBITS | 16)
+        self._first = True
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream reached its end (and, for gzip, its checksum matched)."""
+        return self._stream.eof
+
+    def inflate(self, data: bytes, room: int) -> bytes:
+        try:
+            return self._stream.decompress(data, room)
+        except zlib.error:
+            if not (self._deflate and self._first):
+                raise
+            # "deflate" without zlib's header, as some servers send it (httpx reads both).
+            self._stream = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self._stream.decompress(data, room)
+        finally:
+            self._first = False
+
+
+def _connect_failure(error: httpx.ConnectError, subject_token: str | None) -> TransportFailure:
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return TransportFailure(Outcome.TLS_FAILURE, _describe(cause), subject_token)
+        cause = cause.__cause__ or cause.__context__
+    return TransportFailure(Outcome.UNREACHABLE, _describe(error), subject_token)
+
+
+def _describe(error: BaseException) -> str:
+    return str(error) or type(error).__name__

@@ -1,0 +1,339 @@
+"""The call runner against a scripted workflow: every state change can lose a race, gracefully.
+
+Races are made deterministic with a trio instrument that acts just before a given task
+takes its next step: a cancel lands in exactly the tick a queued call gets its slot, a
+workflow's reply, or the end of the drain's grace.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import trio
+import trio.lowlevel
+import trio.testing
+
+from n8n_a2a.executor import Executor
+from n8n_a2a.identity import Caller
+from n8n_a2a.lifecycle import is_terminal
+from n8n_a2a.outcome import WebhookReply
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import ListTasks, Role, Task, TaskState
+from n8n_a2a.store import Change, Moved, StoreUnavailable
+from n8n_a2a.store.fanout import LocalTaskEvents
+from n8n_a2a.store.memory import MemoryTaskStore
+from n8n_a2a.webhook.client import WebhookRequest
+from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
+
+
+class CheckpointingStore(MemoryTaskStore):
+    """The memory store, but every method yields first, as a networked store would."""
+
+    async def create(self, task: Task) -> None:
+        await trio.lowlevel.checkpoint()
+        await super().create(task)
+
+    async def get(self, task_id: str) -> Task:
+        await trio.lowlevel.checkpoint()
+        return await super().get(task_id)
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        await trio.lowlevel.checkpoint()
+        return await super().move(task_id, version, change)
+
+
+class BeforeStep(trio.abc.Instrument):
+    """Runs `action` just before the named task's `nth` step from now."""
+
+    def __init__(self, name: str, nth: int, action: Callable[[], Any]) -> None:
+        self.name, self.nth, self.action, self.steps = name, nth, action, 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name == self.name:
+            self.steps += 1
+            if self.steps == self.nth:
+                self.action()
+
+
+def cancel_now(executor: Executor, task_id: str, canceled: list[Task]) -> Callable[[], None]:
+    """CancelTask, run to its end right where the instrument calls it (the memory store
+    never yields, so its whole move is one step)."""
+
+    def cancel() -> None:
+        try:
+            executor.cancel(task_id, Caller()).send(None)
+        except StopIteration as done:
+            canceled.append(done.value)
+
+    return cancel
+
+
+def runner(task: Task) -> str:
+    return f"webhook call of task {task.id}"
+
+
+async def test_a_call_that_answered_is_not_cut_by_its_own_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The task's end reaches the executor's listener too. The call has left its scope by
+    # then: a cancel would change nothing and costs trio a cancel reason on every send.
+    cancelled: list[trio.CancelScope] = []
+    cancel = trio.CancelScope.cancel
+
+    def counting(scope: trio.CancelScope, reason: str | None = None) -> None:
+        cancelled.append(scope)
+        cancel(scope, reason)
+
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        monkeypatch.setattr(trio.CancelScope, "cancel", counting)
+        task = await executor.send(message("12 pallets", blocking=True), Caller())
+        await trio.testing.wait_all_tasks_blocked()
+        monkeypatch.undo()
+    assert task.status.state is TaskState.COMPLETED
+    assert cancelled == []
+
+
+async def test_cancel_in_the_tick_a_queued_task_gets_its_slot() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, max_concurrent_calls=1) as executor:
+        await executor.send(message("first"), Caller())
+        queued = await executor.send(message("second"), Caller())
+        assert queued.status.state is TaskState.SUBMITTED
+        canceled: list[Task] = []
+        # Its second step is the one in which the freed slot wakes it.
+        hook = BeforeStep(runner(queued), 2, cancel_now(executor, queued.id, canceled))
+        trio.lowlevel.add_instrument(hook)
+        try:
+            workflow.release("first")
+            await trio.testing.wait_all_tasks_blocked()
+        finally:
+            trio.lowlevel.remove_instrument(hook)
+        assert hook.steps >= 2 and canceled
+        assert (await executor.get(queued.id, Caller())).status.state is TaskState.CANCELED
+        assert [call.text for call in workflow.calls] == ["first"]  # never called
+        assert executor.in_flight == 0 and executor.queued == 0
+        # And the executor still serves.
+        workflow.release("third")
+        third = await executor.send(message("third", blocking=True), Caller())
+        assert third.status.state is TaskState.COMPLETED
+
+
+async def test_a_cut_beats_a_verdict_in_the_same_tick() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("answer"), Caller())
+        await trio.testing.wait_all_tasks_blocked()
+        canceled: list[Task] = []
+        hook = BeforeStep(runner(task), 1, cancel_now(executor, task.id, canceled))
+        trio.lowlevel.add_instrument(hook)
+        try:
+            workflow.release("answer")  # the reply wakes the call; the cancel lands first
+            await trio.testing.wait_all_tasks_blocked()
+        finally:
+            trio.lowlevel.remove_instrument(hook)
+        assert canceled
+        done = await executor.get(task.id, Caller())
+        assert done.status.state is TaskState.CANCELED
+        assert done.metadata == {"outcome": "CANCELED"}
+        assert done.artifacts == ()
+
+
+async def test_a_cancel_at_the_end_of_the_drain_grace(autojump_clock: trio.abc.Clock) -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor, trio.open_nursery() as nursery:
+        task = await executor.send(message("slow"), Caller())
+        answered = trio.Event()
+        sent: list[Task] = []
+
+        async def blocking_sender() -> None:
+            sent.append(await executor.send(message("other", blocking=True), Caller()))
+            answered.set()
+
+        nursery.start_soon(blocking_sender)
+        await trio.testing.wait_all_tasks_blocked()
+        canceled: list[Task] = []
+        # The drain's second step is the one in which its grace has run out.
+        hook = BeforeStep("drain", 2, cancel_now(executor, task.id, canceled))
+        trio.lowlevel.add_instrument(hook)
+        try:
+            nursery.start_soon(executor.drain, 1.0, name="drain")
+            with trio.fail_after(10):
+                await answered.wait()
+        finally:
+            trio.lowlevel.remove_instrument(hook)
+        assert canceled
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.CANCELED
+        # The blocked sender got the shutdown answer, not a reset.
+        [other] = sent
+        assert (other.status.state, other.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
+        assert sorted(workflow.closed) == ["other", "slow"]
+
+
+async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor, trio.open_nursery() as nursery:
+        task = await executor.send(message("late"), Caller())
+        hook = BeforeStep("drain", 2, lambda: workflow.release("late"))
+        trio.lowlevel.add_instrument(hook)
+        try:
+            nursery.start_soon(executor.drain, 1.0, name="drain")
+            await trio.sleep(5)
+        finally:
+            trio.lowlevel.remove_instrument(hook)
+        done = await executor.get(task.id, Caller())
+        assert (done.status.state, done.metadata) == (TaskState.FAILED, {"outcome": "SHUTDOWN"})
+
+
+async def test_a_workflow_bug_fails_one_task_and_the_executor_goes_on() -> None:
+    class Broken(ScriptedWorkflow):
+        async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+            if request.text == "bug":
+                raise RuntimeError("boom")
+            return await super().call(request, caller)
+
+    async with executor_for(Broken(everything=True)) as executor:
+        failed = await executor.send(message("bug", blocking=True), Caller())
+        assert failed.metadata == {"outcome": "ADAPTER_ERROR"}
+        ok = await executor.send(message("fine", blocking=True), Caller())
+        assert ok.status.state is TaskState.COMPLETED
+
+
+@pytest.mark.parametrize("seed", range(5))
+async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
+    seed: int,
+) -> None:
+    """Random sends, cancels, replies and a drain over a store that yields on every call."""
+    rng = random.Random(seed)
+    workflow = ScriptedWorkflow()
+    store = CheckpointingStore(max_tasks=1000)
+    async with executor_for(workflow, store, max_concurrent_calls=3) as executor:
+        sent = [await executor.send(message(f"t{i}"), Caller()) for i in range(60)]
+        async with trio.open_nursery() as storm:
+            for task in sent:
+
+                async def cancel(task_id: str = task.id) -> None:
+                    await trio.sleep(rng.random() * 0.01)
+                    try:
+                        await executor.cancel(task_id, Caller())
+                    except A2AError as error:
+                        assert error.code is ErrorCode.TASK_NOT_CANCELABLE
+
+                async def reply(text: str = task.history[0].parts[0].text) -> None:
+                    await trio.sleep(rng.random() * 0.01)
+                    workflow.release(text)
+
+                storm.start_soon(cancel if rng.random() < 0.6 else reply)
+                if rng.random() < 0.3:
+                    storm.start_soon(cancel)
+        workflow.release_all()
+        await executor.drain(0.05)
+        states = {(await executor.get(t.id, Caller())).status.state for t in sent}
+        assert all(is_terminal(state) for state in states)
+        page = await executor.list(ListTasks(page_size=100), Caller())
+        assert page.total_size == 60
+        assert executor.in_flight == 0 and executor.queued == 0
+
+
+async def test_without_the_setting_a_question_is_off_contract() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        task = await executor.send(message("ask: which item?", blocking=True), Caller())
+    assert (task.status.state, task.metadata) == (TaskState.FAILED, {"outcome": "OFF_CONTRACT"})
+
+
+async def test_a_next_turn_waits_for_a_call_slot_like_a_new_task() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, max_concurrent_calls=1, input_required=True) as executor:
+        workflow.release("ask")
+        asked = await executor.send(message("ask", blocking=True), Caller())
+        await executor.send(message("hold"), Caller())
+        queued = await executor.send(reply_to(asked, "flour"), Caller())
+        assert queued.status.state is TaskState.SUBMITTED
+        assert said(queued)[-1] == (Role.USER, "flour")
+        assert executor.queued == 1
+        workflow.release("hold")
+        workflow.release("flour")
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await executor.get(asked.id, Caller())).status.state is TaskState.COMPLETED
+
+
+async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> None:
+    """Two executors on one store and its events, as two replicas: a cancel through one
+    closes the call the other runs."""
+    workflow = ScriptedWorkflow()
+    store, events = MemoryTaskStore(), LocalTaskEvents()
+    async with trio.open_nursery() as nursery:
+        runs, other = (Executor(nursery, store, events, workflow, "skill") for _ in range(2))
+        task = await runs.send(message("hold"), Caller())
+        assert runs.running == (task.id,)
+        canceled = await other.cancel(task.id, Caller())
+        assert canceled.status.state is TaskState.CANCELED
+        await trio.testing.wait_all_tasks_blocked()
+        assert workflow.closed == ["hold"]
+        assert not runs.running
+
+
+class FlakyStore(MemoryTaskStore):
+    """The memory store, out of reach while `down` (as a database restarting)."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise StoreUnavailable("PostgreSQL: connection refused")
+
+    async def get(self, task_id: str) -> Task:
+        self._check()
+        return await super().get(task_id)
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        self._check()
+        return await super().move(task_id, version, change)
+
+
+async def test_a_store_out_of_reach_refuses_the_send_and_holds_no_call() -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store, max_concurrent_calls=1) as executor:
+        store.down = True
+        with pytest.raises(StoreUnavailable) as refused:
+            await executor.send(message("first", blocking=True), Caller())
+        assert refused.value.code is ErrorCode.SERVER_BUSY
+        assert executor.running == () and executor.in_flight == 0
+        assert workflow.calls == []
+        store.down = False
+        done = await executor.send(message("second", blocking=True), Caller())
+        assert done.status.state is TaskState.COMPLETED
+
+
+async def test_a_verdict_is_recorded_once_the_store_is_back(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, store) as executor:
+        task = await executor.send(message("answer"), Caller())
+        store.down = True
+        workflow.release("answer")
+        await trio.sleep(5)
+        assert executor.running == (task.id,)  # its verdict waits
+        store.down = False
+        await trio.sleep(3)
+        assert not executor.running
+        assert (await executor.get(task.id, Caller())).status.state is TaskState.COMPLETED
+
+
+async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, store) as executor:
+        await executor.send(message("hold"), Caller())
+        store.down = True
+        with trio.fail_after(5):
+            drained = await executor.drain(0.01)
+        assert drained.cut == 1
+        assert workflow.closed == ["hold"]

@@ -1,0 +1,237 @@
+"""One connection's stream and ASGI layer over a socket pair, without hypercorn: what they
+report to the timer, when they cut the connection, and the last words written by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, cast
+
+import h11
+import pytest
+import trio
+
+from n8n_a2a.http.connection import (
+    Connection,
+    Exchanges,
+    busy_response,
+    read_timeout_response,
+    say_farewell,
+)
+from n8n_a2a.http.timer import ConnectionTimer, Phase
+from n8n_a2a.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from hypercorn.typing import (
+        ASGIFramework,
+        ASGIReceiveCallable,
+        ASGIReceiveEvent,
+        ASGISendCallable,
+        ASGISendEvent,
+        Scope,
+    )
+
+KEEP_ALIVE, READ, SEND = 5.0, 30.0, 1.0
+
+
+@pytest.fixture
+async def pair() -> AsyncIterator[tuple[trio.SocketStream, trio.SocketStream]]:
+    """The adapter's end of a connection and its client's."""
+    ours, theirs = trio.socket.socketpair()
+    async with trio.SocketStream(ours) as server, trio.SocketStream(theirs) as client:
+        yield server, client
+
+
+def connect(stream: trio.SocketStream) -> Connection:
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=trio.current_time())
+    return Connection(stream, timer, SEND)
+
+
+def parse(response: bytes) -> tuple[h11.Response, dict[str, str], dict[str, object]]:
+    parser = h11.Connection(h11.CLIENT)
+    parser.send(h11.Request(method="POST", target="/", headers=[("Host", "adapter")]))
+    parser.receive_data(response)
+    head = parser.next_event()
+    assert isinstance(head, h11.Response)
+    body = parser.next_event()
+    assert isinstance(body, h11.Data)
+    assert isinstance(parser.next_event(), h11.EndOfMessage)
+    headers = {name.decode(): value.decode() for name, value in head.headers}
+    return head, headers, json.loads(body.data)
+
+
+def test_the_503_asks_to_come_back_and_closes() -> None:
+    head, headers, document = parse(busy_response(100))
+    assert head.status_code == 503
+    assert headers["retry-after"] == "1" and headers["connection"] == "close"
+    assert headers["content-type"] == "application/json"
+    error = cast("dict[str, object]", document["error"])
+    assert error["code"] == ErrorCode.SERVER_BUSY
+    assert "100 connections open (ADAPTER_MAX_CONNECTIONS)" in str(error["message"])
+
+
+def test_the_408_says_which_timeout_and_closes() -> None:
+    head, headers, document = parse(read_timeout_response(2.5))
+    assert head.status_code == 408 and headers["connection"] == "close"
+    error = cast("dict[str, object]", document["error"])
+    assert error["code"] == ErrorCode.INVALID_REQUEST
+    assert "within 2.5 s (ADAPTER_REQUEST_READ_TIMEOUT)" in str(error["message"])
+
+
+async def test_a_farewell_reads_and_drops_the_request_until_the_client_closes(
+    pair: tuple[trio.SocketStream, trio.SocketStream], nursery: trio.Nursery
+) -> None:
+    server, client = pair
+    await client.send_all(b"POST / HTTP/1.1\r\n")
+    done = trio.Event()
+
+    async def farewell() -> None:
+        await say_farewell(server, b"bye", drop_request=True)
+        done.set()
+
+    nursery.start_soon(farewell)
+    assert await client.receive_some() == b"bye"
+    assert await client.receive_some() == b""  # the adapter's end is shut for writing
+    assert not done.is_set()  # still dropping what the client sends
+    await client.aclose()
+    with trio.fail_after(5):
+        await done.wait()
+
+
+async def test_a_farewell_to_a_client_that_is_gone_is_quiet(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    await client.aclose()
+    await server.aclose()
+    await say_farewell(server, b"bye", drop_request=True)
+
+
+async def test_a_requests_first_byte_starts_the_read_timeout(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    connection = connect(server)
+    assert connection.scope.deadline == connection.timer.since + KEEP_ALIVE
+    await client.send_all(b"G")
+    assert await connection.receive_some() == b"G"
+    assert connection.timer.phase is Phase.READING
+    assert connection.scope.deadline == connection.timer.since + READ
+    assert not connection.abandoned
+
+
+async def test_a_client_that_closes_abandons_the_connection(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    connection = connect(server)
+    await client.send_eof()
+    assert await connection.receive_some() == b""
+    assert connection.abandoned and connection.scope.cancel_called
+
+
+async def test_a_client_that_stops_taking_a_response_is_cut_after_the_send_timeout(
+    pair: tuple[trio.SocketStream, trio.SocketStream], autojump_clock: trio.abc.Clock
+) -> None:
+    server, _ = pair
+    connection = connect(server)
+    start = trio.current_time()
+    with pytest.raises(trio.BrokenResourceError):
+        await connection.send_all(bytes(8 * 1024 * 1024))  # far more than the buffers
+    assert trio.current_time() - start == pytest.approx(SEND)
+    assert connection.abandoned and connection.scope.cancel_called
+
+
+async def test_a_request_cut_while_it_was_read_timed_out_reading(
+    pair: tuple[trio.SocketStream, trio.SocketStream], autojump_clock: trio.abc.Clock
+) -> None:
+    server, client = pair
+    connection = connect(server)
+    await client.send_all(b"POST / HTTP/1.1\r\n")
+    with connection.scope:
+        await connection.receive_some()
+        await connection.receive_some()  # the rest never comes
+    assert connection.timed_out_reading
+    connection.answered = True  # a response had begun: it is not a request's timeout
+    assert not connection.timed_out_reading
+
+
+def http_scope(*headers: tuple[bytes, bytes]) -> Scope:
+    return cast("Scope", {"type": "http", "headers": list(headers)})
+
+
+class Exchange:
+    """An app on the connection that reads the body (or not) and answers 200, noting the
+    timer's phase and the connection's deadline at each step."""
+
+    def __init__(self, connection: Connection, *requests: ASGIReceiveEvent) -> None:
+        self.connection = connection
+        self.requests = list(requests)
+        self.sent: list[ASGISendEvent] = []
+        self.seen: list[tuple[Phase, float]] = []
+
+    @property
+    def phases(self) -> list[Phase]:
+        return [phase for phase, _ in self.seen]
+
+    async def run(self, scope: Scope, *, read_body: bool) -> None:
+        await Exchanges(self.app(read_body), self.connection)(scope, self.receive, self.send)
+
+    def app(self, read_body: bool) -> ASGIFramework:
+        async def answer(
+            scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+        ) -> None:
+            self.note()
+            if read_body:
+                await receive()
+                self.note()
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+            self.note()
+
+        return answer
+
+    async def receive(self) -> ASGIReceiveEvent:
+        return self.requests.pop(0)
+
+    async def send(self, event: ASGISendEvent) -> None:
+        self.sent.append(event)
+
+    def note(self) -> None:
+        self.seen.append((self.connection.timer.phase, self.connection.scope.deadline))
+
+
+async def test_a_request_without_a_body_is_read_with_its_head(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    exchange = Exchange(connect(pair[0]))
+    await exchange.run(http_scope(), read_body=False)
+    assert exchange.phases == [Phase.RESPONDING, Phase.IDLE]
+    assert exchange.connection.answered
+    start = exchange.sent[0]
+    assert start["type"] == "http.response.start" and list(start["headers"]) == []
+
+
+async def test_a_body_read_whole_lifts_the_read_timeout_until_the_answer_is_sent(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    exchange = Exchange(
+        connect(pair[0]), {"type": "http.request", "body": b"hello", "more_body": False}
+    )
+    await exchange.run(http_scope((b"content-length", b"5")), read_body=True)
+    assert exchange.phases == [Phase.READING, Phase.RESPONDING, Phase.IDLE]
+    assert exchange.seen[1][1] == math.inf
+    assert exchange.seen[2][1] == exchange.connection.timer.since + KEEP_ALIVE
+
+
+async def test_an_answer_before_the_body_says_the_connection_closes(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    exchange = Exchange(connect(pair[0]))
+    await exchange.run(http_scope((b"Transfer-Encoding", b"chunked")), read_body=False)
+    start = exchange.sent[0]
+    assert start["type"] == "http.response.start"
+    assert list(start["headers"]) == [(b"connection", b"close")]
+    # Still reading: the read timeout bounds what is left of the connection.
+    assert exchange.phases == [Phase.READING, Phase.READING]

@@ -1,0 +1,145 @@
+"""The hypercorn API the seam relies on, pinned: a hypercorn release that changes a name,
+a signature or the stream its per-connection server takes fails here, saying what
+changed, instead of failing connections at run time. (The seam's behaviour is tested
+over sockets in tests/integration/test_connections.py.)"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import importlib.metadata
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+import n8n_a2a.http
+from n8n_a2a.http.connection import Connection
+
+HYPERCORN = importlib.metadata.version("hypercorn")
+PACKAGE = Path(n8n_a2a.__file__).parent
+SEAM = Path(n8n_a2a.http.__file__).parent / "hypercorn_seam.py"
+# hypercorn's own names are imported inside the tests that use them: a name that is gone
+# fails its test, not the collection of every test here.
+
+#: hypercorn's modules any module may import: its public Config and the ASGI types.
+PUBLIC = {"hypercorn.config", "hypercorn.typing"}
+
+#: Every name the seam imports from hypercorn, by module.
+IMPORTED = {
+    "hypercorn.app_wrappers": {"ASGIWrapper"},
+    "hypercorn.config": {"Config", "Sockets"},
+    "hypercorn.trio.lifespan": {"Lifespan"},
+    "hypercorn.trio.tcp_server": {"TCPServer"},
+    "hypercorn.trio.worker_context": {"WorkerContext"},
+    "hypercorn.typing": {"ASGIFramework", "LifespanState"},
+    "hypercorn.utils": {"repr_socket_addr"},
+}
+
+#: What the seam calls, as it calls it: the parameters in order (`*` before the keyword-only
+#: ones; `self` left out) and whether the call is awaited.
+CALLED = {
+    ("hypercorn.trio.tcp_server", "TCPServer"): ("app, config, context, state, stream", False),
+    ("hypercorn.trio.tcp_server", "TCPServer.run"): ("", True),
+    ("hypercorn.trio.worker_context", "WorkerContext"): ("max_requests", False),
+    ("hypercorn.trio.lifespan", "Lifespan"): ("app, config, state", False),
+    ("hypercorn.trio.lifespan", "Lifespan.handle_lifespan"): ("*, task_status", True),
+    ("hypercorn.trio.lifespan", "Lifespan.wait_for_startup"): ("", True),
+    ("hypercorn.trio.lifespan", "Lifespan.wait_for_shutdown"): ("", True),
+    ("hypercorn.app_wrappers", "ASGIWrapper"): ("app", False),
+    ("hypercorn.utils", "repr_socket_addr"): ("family, address", False),
+}
+
+
+def hypercorn_imports(source: str) -> dict[str, set[str]]:
+    """The names a module's source imports from hypercorn, by module."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hypercorn"):
+            found.setdefault(node.module or "", set()).update(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("hypercorn"):
+                    found.setdefault(alias.name, set())
+    return found
+
+
+def parameters(target: Callable[..., object]) -> str:
+    """The target's parameters as the table above spells them."""
+    spelled: list[str] = []
+    for parameter in inspect.signature(target).parameters.values():
+        if parameter.name == "self":
+            continue
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and "*" not in spelled:
+            spelled.append("*")
+        spelled.append(parameter.name)
+    return ", ".join(spelled)
+
+
+def resolve(module: str, qualname: str) -> object:
+    found: object = importlib.import_module(module)
+    for name in qualname.split("."):
+        found = getattr(found, name)
+    return found
+
+
+def test_the_seam_imports_from_hypercorn_only_what_is_pinned_here() -> None:
+    assert hypercorn_imports(SEAM.read_text()) == IMPORTED
+
+
+def test_no_other_module_imports_hypercorn_beyond_its_config_and_types() -> None:
+    beyond = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in PACKAGE.rglob("*.py")
+        if path != SEAM
+        for module in hypercorn_imports(path.read_text())
+        if module not in PUBLIC
+    }
+    assert beyond == set()
+
+
+def test_every_name_the_seam_imports_is_there() -> None:
+    missing = [
+        f"{module}.{name}"
+        for module, names in IMPORTED.items()
+        for name in sorted(names)
+        if not hasattr(importlib.import_module(module), name)
+    ]
+    assert missing == [], f"hypercorn {HYPERCORN} no longer has {', '.join(missing)}"
+
+
+def test_everything_the_seam_calls_keeps_its_signature() -> None:
+    changed = []
+    for (module, qualname), (expected, awaited) in CALLED.items():
+        target = resolve(module, qualname)
+        assert callable(target), f"{module}.{qualname} is no longer callable"
+        found = parameters(target)
+        if found != expected:
+            changed.append(f"{module}.{qualname} takes ({found}), the seam passes ({expected})")
+        if inspect.iscoroutinefunction(target) != awaited:
+            changed.append(f"{module}.{qualname} is {'no longer' if awaited else 'now'} async")
+    assert changed == [], f"hypercorn {HYPERCORN} changed: " + "; ".join(changed)
+
+
+def test_what_the_seam_reads_and_sets_is_there() -> None:
+    from hypercorn.config import Config, Sockets
+    from hypercorn.trio.worker_context import WorkerContext
+
+    assert "insecure_sockets" in {field.name for field in dataclasses.fields(Sockets)}
+    assert isinstance(Config().graceful_timeout, float)
+    terminated = WorkerContext(None).terminated
+    assert inspect.iscoroutinefunction(terminated.set), "context.terminated.set is not async"
+    assert parameters(terminated.set) == ""
+
+
+def test_the_per_connection_server_takes_our_stream_as_plain_tcp() -> None:
+    from hypercorn.trio.tcp_server import TCPServer
+
+    # TCPServer tells TLS from plain TCP by whether the stream has `do_handshake`, and
+    # takes the addresses of a plain one from its `socket`.
+    run = inspect.getsource(TCPServer.run)
+    assert "await self.stream.do_handshake()" in run, f"hypercorn {HYPERCORN} changed TLS"
+    assert "except AttributeError:" in run, f"hypercorn {HYPERCORN} tells TLS apart otherwise"
+    assert "socket = self.stream.socket" in run, f"hypercorn {HYPERCORN} finds the socket otherwise"
+    assert not hasattr(Connection, "do_handshake")
+    assert isinstance(inspect.getattr_static(Connection, "socket"), property)

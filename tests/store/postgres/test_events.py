@@ -1,0 +1,137 @@
+"""Events across replicas: LISTEN/NOTIFY, each event once, and notifications not of ours."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+import pytest
+import trio
+
+from n8n_a2a.metrics import Metrics
+from n8n_a2a.protocol.model import Message, Part, Role, StatusUpdate, TaskEvent, TaskState
+from n8n_a2a.protocol.params import MAX_ID_CHARS
+from n8n_a2a.store import Change
+from n8n_a2a.store.fanout import utc_now as now
+from n8n_a2a.store.postgres import PostgresTaskEvents, PostgresTaskStore
+from n8n_a2a.store.postgres.events import parse_notification
+from n8n_a2a.store.postgres.schema import CHANNEL
+from tests.support.tasks import submitted_task
+
+
+async def test_a_move_on_one_replica_reaches_listeners_on_another(
+    replicas: Callable[..., PostgresTaskStore],
+) -> None:
+    here, there = replicas(), replicas()
+    heard: list[TaskEvent] = []
+    arrived = trio.Event()
+
+    def hear(event: TaskEvent) -> None:
+        heard.append(event)
+        if isinstance(event, StatusUpdate) and event.final:
+            arrived.set()
+
+    task = submitted_task()
+    await here.create(task)
+    events = PostgresTaskEvents(there.pool)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(events.listen)
+        with events.subscribe(task.id, hear):
+            await trio.sleep(0.2)  # LISTEN is in place
+            working = await here.move(task.id, 0, Change(TaskState.WORKING, now()))
+            assert working is not None
+            reply = Message("m-2", Role.AGENT, (Part("done"),))
+            done = await here.move(task.id, 1, Change(TaskState.CANCELED, now(), reply))
+            assert done is not None
+            with trio.fail_after(5):
+                await arrived.wait()
+        nursery.cancel_scope.cancel()
+    assert heard == [*working.events, *done.events]  # each once, in order
+
+
+async def test_events_published_here_are_not_handed_twice(
+    replicas: Callable[..., PostgresTaskStore],
+) -> None:
+    store = replicas()
+    events = PostgresTaskEvents(store.pool)
+    heard: list[TaskEvent] = []
+    everything: list[TaskEvent] = []
+    task = submitted_task()
+    await store.create(task)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(events.listen)
+        with events.subscribe(task.id, heard.append), events.subscribe_all(everything.append):
+            await trio.sleep(0.2)
+            moved = await store.move(task.id, 0, Change(TaskState.WORKING, now()))
+            assert moved is not None
+            for event in moved.events:
+                events.publish(event)
+            await trio.sleep(0.3)  # the NOTIFY of that move comes back meanwhile
+        nursery.cancel_scope.cancel()
+    assert heard == list(moved.events)
+    assert everything == list(moved.events)
+
+
+@pytest.mark.parametrize(
+    ("payload", "notified"),
+    [
+        (b"p-7 3", ("p-7", 3)),
+        (b"an id with spaces 12", ("an id with spaces", 12)),
+        (b"p-7 2147483647", ("p-7", 2147483647)),
+        (b"p" * MAX_ID_CHARS + b" 3", ("p" * MAX_ID_CHARS, 3)),
+        (b"not-a-number", None),
+        (b"", None),
+        (b" 3", None),
+        (b"p-7 -1", None),
+        (b"p-7 +1", None),
+        (b"p-7 2147483648", None),  # past what a2a_task_events.sequence holds
+        (b"p-7 " + b"9" * 5000, None),
+        ("p-7 \u0661".encode(), None),  # a digit, of another script
+        (b"p-\xff 3", None),  # not UTF-8
+        (b"p" * (MAX_ID_CHARS + 1) + b" 3", None),
+    ],
+)
+def test_a_notification_carries_a_task_id_and_an_event_number(
+    payload: bytes, notified: tuple[str, int] | None
+) -> None:
+    assert parse_notification(payload) == notified
+
+
+async def test_a_notification_not_of_ours_is_counted_and_the_listener_hears_on(
+    replicas: Callable[..., PostgresTaskStore], postgres_url: str
+) -> None:
+    here, there = replicas(), replicas()
+    metrics = Metrics()
+    events = PostgresTaskEvents(there.pool, ignored=metrics.store_notification_ignored)
+    task = submitted_task()
+    await here.create(task)
+    # NOTIFY needs no privilege: anyone who can connect may send these, also naming a task
+    # listened to.
+    strays = ["", f"{'x' * 5000} 1", f"{task.id} -1", f"{task.id} 2147483648", f"{task.id} \u0661"]
+
+    def send() -> None:
+        with psycopg.connect(postgres_url, autocommit=True) as anyone:
+            anyone.execute(f"NOTIFY {CHANNEL}, 'not-a-number'")
+            for payload in strays:
+                anyone.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+
+    heard: list[TaskEvent] = []
+    arrived = trio.Event()
+
+    def hear(event: TaskEvent) -> None:
+        heard.append(event)
+        arrived.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(events.listen)
+        with events.subscribe(task.id, hear):
+            await trio.sleep(0.2)  # LISTEN is in place
+            await trio.to_thread.run_sync(send)
+            moved = await here.move(task.id, 0, Change(TaskState.WORKING, now()))
+            assert moved is not None
+            with trio.fail_after(5):
+                await arrived.wait()
+        nursery.cancel_scope.cancel()
+    assert heard == list(moved.events)
+    ignored = metrics.registry.get_sample_value("n8n_a2a_store_notifications_ignored_total")
+    assert ignored == 1 + len(strays)

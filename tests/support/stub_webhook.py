@@ -1,0 +1,217 @@
+"""A stand-in for an n8n production webhook, served for real on 127.0.0.1.
+
+The message text picks the reply, so one adapter in front of it reaches every
+outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `silent`,
+`n8n-error`, `not-registered`, `http-503`, `off-contract-json`, `off-contract-text`,
+`redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
+one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`; compressed
+whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
+`gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
+anything else is echoed as the answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from tests.support.asgi import handled_lifespan, lower_headers, read_body, serve_on_loopback
+
+Scope = dict[str, Any]
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+    client_port: int = 0  # which connection of the adapter's it came on
+
+    @property
+    def json(self) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.body)
+        return result
+
+
+@dataclass
+class StubWebhook:
+    base_url: str = ""
+    received: list[Received] = field(default_factory=list)
+    held: int = 0
+    released: int = 0
+    _changed: trio.Event = field(default_factory=trio.Event)
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/webhook/supply"
+
+    def _note(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def _wait_until(self, reached: Callable[[], bool]) -> None:
+        while not reached():
+            await self._changed.wait()
+
+    async def wait_received(self, count: int = 1) -> None:
+        await self._wait_until(lambda: len(self.received) >= count)
+
+    async def wait_held(self, count: int = 1) -> None:
+        """Until `count` calls are being held open."""
+        await self._wait_until(lambda: self.held >= count)
+
+    async def wait_released(self, count: int = 1) -> None:
+        """Until the adapter has closed `count` held connections."""
+        await self._wait_until(lambda: self.released >= count)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if await handled_lifespan(scope, receive, send):
+            return
+        body = await read_body(receive)
+        headers = lower_headers(scope)
+        self.received.append(Received(headers, body, scope["client"][1]))
+        self._note()
+        try:
+            text = json.loads(body).get("text", "")
+        except ValueError:
+            text = ""
+        if text == "hold":
+            await self._hold(receive)
+            return
+        status, content_type, reply, extra = await self._reply(text, headers)
+        response_headers = [(b"content-type", content_type.encode()), *extra]
+        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": reply})
+
+    async def _hold(self, receive: Any) -> None:
+        """Never answer; count the moment the adapter closes the connection."""
+        self.held += 1
+        self._note()
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        finally:
+            self.released += 1
+            self._note()
+
+    async def _reply(
+        self, text: str, headers: dict[str, str]
+    ) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+        json_type = "application/json; charset=utf-8"
+        verb, _, argument = text.partition(":")
+        if verb == "answer":
+            return 200, json_type, _contract(argument, escalate=False), []
+        if verb == "escalate":
+            return 200, json_type, _contract(argument, escalate=True), []
+        if verb == "ask":
+            question = {"answer": argument, "escalate": False, "inputRequired": True}
+            return 200, json_type, json.dumps(question).encode(), []
+        if verb == "sleep":
+            await trio.sleep(float(argument))
+            return 200, json_type, _contract("slept", escalate=False), []
+        if text == "silent":
+            return 200, json_type, b"", []
+        if text == "n8n-error":
+            return 500, json_type, b'{"message":"Error in workflow"}', []
+        if text == "not-registered":
+            body = {
+                "code": 404,
+                "message": 'The requested webhook "POST supply" is not registered.',
+                "hint": "The workflow must be active for a production URL to run successfully.",
+            }
+            return 404, json_type, json.dumps(body).encode(), []
+        if text == "http-503":
+            return 503, "text/plain", b"upstream overloaded", []
+        if text == "off-contract-json":
+            return 200, json_type, b'{"result":42}', []
+        if text == "off-contract-text":
+            return 200, "text/html; charset=utf-8", b"sure, whatever you say", []
+        if text == "redirect":
+            return 302, "text/plain", b"", [(b"location", b"http://127.0.0.1:9/elsewhere")]
+        if verb == "echo-token":
+            return _echo_token(headers.get("x-subject-token", ""), argument)
+        if text == "lone-surrogate":
+            # What Node writes for a string cut through an emoji.
+            return 200, json_type, b'{"answer": "flour \\ud83d", "escalate": false}', []
+        if verb in _WBITS:
+            packer = zlib.compressobj(wbits=_WBITS[verb])
+            packed = packer.compress(_contract(argument, escalate=False)) + packer.flush()
+            encoding = verb.removeprefix("raw-").encode()
+            return 200, json_type, packed, [(b"content-encoding", encoding)]
+        if text == "gzip-cut":
+            packer = zlib.compressobj(wbits=31)
+            packed = packer.compress(_contract("cut", escalate=False)) + packer.flush()
+            return 200, json_type, packed[:-8], [(b"content-encoding", b"gzip")]
+        if text == "gzip-garbage":
+            return 200, json_type, b"not gzip at all", [(b"content-encoding", b"gzip")]
+        if text == "gzip-bomb":
+            return 200, json_type, gzip_bomb(), [(b"content-encoding", b"gzip")]
+        if text == "brotli":
+            return 200, json_type, b"\x1b\x00\x00", [(b"content-encoding", b"br")]
+        if text == "huge":
+            return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
+        return 200, json_type, _contract(text, escalate=False), []
+
+
+# Content-Encoding verbs and their zlib framing: gzip, zlib's, none.
+_WBITS = {"gzip": 31, "deflate": 15, "raw-deflate": -15}
+
+
+def _contract(answer: str, *, escalate: bool) -> bytes:
+    return json.dumps({"answer": answer, "escalate": escalate}).encode()
+
+
+def _echo_token(token: str, how: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+    """A workflow that puts the caller's token into its reply, disguised as asked."""
+    if how == "escaped":
+        disguised = "".join(_json_escaped(i, c) for i, c in enumerate(token))
+        body = ('{"answer": "your token is ' + disguised + '", "escalate": false}').encode()
+        return 200, "application/json", body, []
+    if how == "location":
+        where = "http://127.0.0.1:9/callback?t=" + "".join(f"%{ord(c):02x}" for c in token)
+        return 302, "text/plain", b"", [(b"location", where.encode())]
+    if how == "content-type":
+        return 200, f"text/plain; token={token}", b"not the contract", []
+    return 200, "application/json", _contract(f"your token is {token}", escalate=False), []
+
+
+def _json_escaped(index: int, char: str) -> str:
+    """Every other character as a \\u escape, in upper- and lower-case hex by turns."""
+    if char == "/":
+        return "\\/"
+    if index % 2 == 0:
+        return char
+    return f"\\u{ord(char):04X}" if index % 4 == 1 else f"\\u{ord(char):04x}"
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """About 1 MB of gzip that would decode to 1 GiB of zeros.
+
+    Each block is flushed in full, so one compressed block repeated is a valid stream; its
+    trailer is never reached by a reader that stops at its limit.
+    """
+    packer = zlib.compressobj(9, wbits=31)
+    header = packer.compress(b"")
+    block = packer.compress(bytes(1024 * 1024)) + packer.flush(zlib.Z_FULL_FLUSH)
+    return header + block * 1024 + packer.flush()
+
+
+async def start_stub_webhook(
+    nursery: trio.Nursery,
+    *,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    keep_alive_seconds: float = 5.0,
+) -> StubWebhook:
+    """Serve a new stub on a free port of 127.0.0.1, over TLS when given a certificate."""
+    stub = StubWebhook()
+    stub.base_url = await serve_on_loopback(
+        nursery, stub, certfile=certfile, keyfile=keyfile, keep_alive_seconds=keep_alive_seconds
+    )
+    return stub

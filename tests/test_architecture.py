@@ -1,0 +1,208 @@
+"""The house plan's arrows that must never exist (/work/shared/design/ARCHITECTURE.md),
+checked on the package's source: each rule its own test, each refusal `file:line`.
+
+Every import counts: at the top, in a function, under `if TYPE_CHECKING:`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.imports import ROOT, Import, imports_of, module_of, parsed, sources
+
+FILES = sources("n8n_a2a")
+MODULES = {module_of(path): path for path in FILES}
+
+#: The pure core: the protocol, the state machine, the workflow contract, the turns.
+PURE = sorted(
+    m
+    for m in MODULES
+    if m.startswith("n8n_a2a.protocol")
+    or m in {"n8n_a2a.lifecycle", "n8n_a2a.outcome", "n8n_a2a.turns"}
+)
+#: What does I/O (or runs it): none of it in the pure core.
+IO = {"trio", "httpx", "httpcore", "quart", "quart_trio", "hypercorn", "psycopg", "socket"}
+MAX_FILE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def package_imports(module: str) -> Iterator[tuple[Import, set[str]]]:
+    """Each import of `module`, with the package's modules it loads (packages included:
+    their __init__.py runs)."""
+    for imported in imports_of(MODULES[module]):
+        yield imported, imported.targets(set(MODULES))
+
+
+def refused(lines: list[str], rule: str) -> str:
+    return rule + ":\n" + "\n".join(lines)
+
+
+def test_protocol_imports_nothing_of_the_package_outside_protocol() -> None:
+    lines = [
+        f"{imported.where} imports {imported.shown}"
+        for module in MODULES
+        if within(module, "n8n_a2a.protocol")
+        for imported, loaded in package_imports(module)
+        if any(not within(m, "n8n_a2a.protocol") and m != "n8n_a2a" for m in loaded)
+    ]
+    assert not lines, refused(lines, "protocol/ imports nothing of n8n_a2a outside protocol/")
+
+
+def test_the_pure_core_reaches_no_io_and_no_config() -> None:
+    """Nor through another module of the package: what the pure core imports is pure too."""
+    reached_from: dict[str, str | None] = dict.fromkeys(PURE)
+    waiting = list(PURE)
+    while waiting:
+        module = waiting.pop()
+        for _, loaded in package_imports(module):
+            for found in loaded - reached_from.keys():
+                if not within(found, "n8n_a2a.config"):  # refused below, not walked
+                    reached_from[found] = module
+                    waiting.append(found)
+
+    def chain(module: str) -> str:
+        way = [module]
+        while (by := reached_from[way[-1]]) is not None:
+            way.append(by)
+        return " <- ".join(way)
+
+    lines = [
+        f"{imported.where} imports {imported.shown} (reached: {chain(module)})"
+        for module in sorted(reached_from)
+        for imported, loaded in package_imports(module)
+        if imported.module.partition(".")[0] in IO
+        or any(within(m, "n8n_a2a.config") for m in loaded)
+    ]
+    assert not lines, refused(
+        lines,
+        "protocol/, lifecycle.py, outcome.py and turns.py import neither "
+        + ", ".join(sorted(IO))
+        + " nor n8n_a2a.config, nor any module of the package that does",
+    )
+
+
+def test_no_store_imports_the_workflow_contract() -> None:
+    lines = [
+        f"{imported.where} imports {imported.shown}"
+        for module in MODULES
+        if within(module, "n8n_a2a.store")
+        for imported, loaded in package_imports(module)
+        if "n8n_a2a.outcome" in loaded
+    ]
+    assert not lines, refused(lines, "n8n_a2a/store/ never imports n8n_a2a.outcome (no Verdict)")
+
+
+def test_the_app_never_imports_the_webhook() -> None:
+    lines = [
+        f"{imported.where} imports {imported.shown}"
+        for module in MODULES
+        if within(module, "n8n_a2a.app")
+        for imported, loaded in package_imports(module)
+        if any(within(m, "n8n_a2a.webhook") for m in loaded)
+    ]
+    assert not lines, refused(lines, "n8n_a2a/app/ never imports n8n_a2a.webhook")
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := dotted(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def private_uses(path: Path, source: str | None = None) -> Iterator[str]:
+    """`from n8n_a2a.x import _y`, and `x._y` where x names another module of the package."""
+    here = module_of(path)
+    names: dict[str, str] = {}  # a local name -> the module of the package it is
+    for imported in imports_of(path, source):
+        if not within(imported.module, "n8n_a2a"):
+            continue
+        if imported.name is not None and private(imported.name):
+            yield f"{imported.where} imports {imported.shown}"
+        elif imported.name is None and imported.bound == imported.module.partition(".")[0]:
+            names[imported.bound] = imported.bound  # `import n8n_a2a.x`: n8n_a2a.x._y
+        elif imported.shown in MODULES:
+            names[imported.bound] = imported.shown
+    for node in ast.walk(parsed(path, source)):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            first, _, rest = (dotted(node.value) or "").partition(".")
+            module = ".".join(filter(None, [names.get(first), rest]))
+            if first in names and module in MODULES and module != here:
+                yield f"{path.relative_to(ROOT)}:{node.lineno} uses {module}.{node.attr}"
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    lines = [line for path in FILES for line in private_uses(path)]
+    assert not lines, refused(lines, "no module imports or uses another module's _private name")
+
+
+def test_no_module_imports_private_parts_of_httpx_httpcore_or_hypercorn() -> None:
+    lines = [
+        f"{imported.where} imports {imported.shown}"
+        for path in FILES
+        for imported in imports_of(path)
+        if imported.module.partition(".")[0] in {"httpx", "httpcore", "hypercorn"}
+        and any(private(part) for part in imported.shown.split("."))
+    ]
+    assert not lines, refused(lines, "nothing reaches into httpx, httpcore or hypercorn's privates")
+
+
+def test_no_file_is_over_400_lines() -> None:
+    lines = [
+        f"{path.relative_to(ROOT)}: {count} lines"
+        for path in FILES
+        if (count := len(path.read_text().splitlines())) > MAX_FILE_LINES
+    ]
+    assert not lines, refused(lines, f"no file in n8n_a2a/ over {MAX_FILE_LINES} lines")
+
+
+def test_no_function_is_over_80_lines() -> None:
+    lines = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {count} lines"
+        for path in FILES
+        for node in ast.walk(parsed(path))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (count := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
+    ]
+    assert not lines, refused(lines, f"no function in n8n_a2a/ over {MAX_FUNCTION_LINES} lines")
+
+
+def test_the_rules_read_relative_imports_aliases_and_private_uses() -> None:
+    """The rules' own reading, on a source made for it in place of store/memory.py."""
+    store = MODULES["n8n_a2a.store.memory"]
+    source = (
+        "from ..outcome import Verdict\n"
+        "from . import fanout\n"
+        "from .. import webhook as w\n"
+        "import n8n_a2a.text as text\n"
+        "import n8n_a2a.keep\n"
+        "from n8n_a2a.identity import _secret\n"
+        "w._pool, text._cut, n8n_a2a.keep._kept, fanout.clock, Verdict._x\n"
+    )
+    seen = [(i.module, i.name, i.bound) for i in imports_of(store, source)]
+    assert seen == [
+        ("n8n_a2a.outcome", "Verdict", "Verdict"),
+        ("n8n_a2a.store", "fanout", "fanout"),
+        ("n8n_a2a", "webhook", "w"),
+        ("n8n_a2a.text", None, "text"),
+        ("n8n_a2a.keep", None, "n8n_a2a"),
+        ("n8n_a2a.identity", "_secret", "_secret"),
+    ]
+    uses = sorted(line.partition(" ")[2] for line in private_uses(store, source))
+    assert uses == [
+        "imports n8n_a2a.identity._secret",
+        "uses n8n_a2a.keep._kept",
+        "uses n8n_a2a.text._cut",
+        "uses n8n_a2a.webhook._pool",
+    ]

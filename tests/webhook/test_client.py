@@ -1,0 +1,172 @@
+"""The webhook call over real HTTP and TLS: headers, redirects, limits, certificates."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import trio
+import trustme
+
+from n8n_a2a.identity import Caller
+from n8n_a2a.outcome import HttpReply, Outcome, TransportFailure
+from n8n_a2a.webhook.client import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
+from tests.support.adapter import make_settings
+from tests.support.stub_webhook import StubWebhook, start_stub_webhook
+
+
+def request(text: str) -> WebhookRequest:
+    return WebhookRequest(text, "t-1", "c-1", "m-1", "check_availability")
+
+
+async def call(url: str, text: str, caller: Caller | None = None, **settings: Any) -> Any:
+    async with WebhookClient(make_settings(url, **settings)) as client:
+        return await client.call(request(text), caller or Caller())
+
+
+async def test_the_body_and_headers(stub: StubWebhook) -> None:
+    trace = (("traceparent", "00-" + "a" * 32 + "-" + "b" * 16 + "-01"), ("tracestate", "k=v"))
+    reply = await call(stub.url, "answer:ok", Caller("tok.en", trace))
+    assert isinstance(reply, HttpReply) and reply.status == 200
+    [received] = stub.received
+    assert received.json == {
+        "text": "answer:ok",
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "messageId": "m-1",
+        "skillId": "check_availability",
+    }
+    assert received.headers["x-subject-token"] == "tok.en"
+    assert "authorization" not in received.headers
+    assert received.headers["traceparent"] == trace[0][1]
+    assert received.headers["tracestate"] == "k=v"
+
+
+async def test_a_redirect_is_not_followed(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "redirect")
+    assert isinstance(reply, HttpReply)
+    assert (reply.status, reply.location) == (302, "http://127.0.0.1:9/elsewhere")
+    assert len(stub.received) == 1
+
+
+async def test_the_reply_is_read_up_to_the_limit(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "huge")
+    assert isinstance(reply, HttpReply)
+    assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
+
+
+async def test_connection_refused_is_unreachable() -> None:
+    reply = await call("http://127.0.0.1:9/webhook", "x")
+    assert isinstance(reply, TransportFailure) and reply.outcome is Outcome.UNREACHABLE
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+async def tls_stub(nursery: trio.Nursery, authority: trustme.CA, tmp_path: Any) -> StubWebhook:
+    certificate = authority.issue_cert("127.0.0.1", "localhost")
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    certificate.private_key_pem.write_to_path(str(key_file))
+    return await start_stub_webhook(nursery, certfile=str(cert_file), keyfile=str(key_file))
+
+
+async def test_tls_is_verified_with_the_ca_bundle(
+    tls_stub: StubWebhook, authority: trustme.CA, tmp_path: Any
+) -> None:
+    assert tls_stub.url.startswith("https://")
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    reply = await call(tls_stub.url, "answer:secure", ca_bundle=str(bundle))
+    assert isinstance(reply, HttpReply) and reply.status == 200
+
+
+async def test_tls_without_the_ca_fails_as_tls(tls_stub: StubWebhook) -> None:
+    reply = await call(tls_stub.url, "answer:secure")
+    assert isinstance(reply, TransportFailure)
+    assert reply.outcome is Outcome.TLS_FAILURE
+    assert "certificate" in reply.detail.lower()
+    assert not tls_stub.received
+
+
+async def test_calls_one_after_another_reuse_one_connection(stub: StubWebhook) -> None:
+    async with WebhookClient(make_settings(stub.url)) as client:
+        for n in range(5):
+            await client.call(request(f"answer:{n}"), Caller())
+    assert len({r.client_port for r in stub.received}) == 1
+
+
+async def test_concurrent_calls_open_connections_and_then_share_them(stub: StubWebhook) -> None:
+    async with WebhookClient(make_settings(stub.url)) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(client.call, request("sleep:0.2"), Caller())
+        concurrent = {r.client_port for r in stub.received}
+        for n in range(8):
+            await client.call(request(f"answer:{n}"), Caller())
+    assert len(concurrent) == 8
+    assert {r.client_port for r in stub.received[8:]} <= concurrent  # reused, none new
+
+
+async def test_a_connection_the_webhook_closed_is_not_reused(nursery: trio.Nursery) -> None:
+    stub = await start_stub_webhook(nursery, keep_alive_seconds=0.1)
+    async with WebhookClient(make_settings(stub.url)) as client:
+        first = await client.call(request("answer:one"), Caller())
+        await trio.sleep(0.5)  # the webhook has closed the idle connection by now
+        second = await client.call(request("answer:two"), Caller())
+    assert isinstance(first, HttpReply) and isinstance(second, HttpReply)
+    assert (first.status, second.status) == (200, 200)
+    assert stub.received[0].client_port != stub.received[1].client_port
+
+
+async def test_the_reply_is_asked_for_uncompressed(stub: StubWebhook) -> None:
+    await call(stub.url, "answer:ok")
+    assert stub.received[0].headers["accept-encoding"] == "identity"
+
+
+@pytest.mark.parametrize("verb", ["gzip", "deflate", "raw-deflate"])
+async def test_a_reply_compressed_anyway_is_decoded(stub: StubWebhook, verb: str) -> None:
+    reply = await call(stub.url, f"{verb}:12 pallets")
+    assert isinstance(reply, HttpReply)
+    assert reply.body == b'{"answer": "12 pallets", "escalate": false}'
+    assert (reply.content_encoding, reply.truncated) == ("", False)
+
+
+async def test_a_gzip_bomb_is_decoded_no_further_than_the_limit(stub: StubWebhook) -> None:
+    reply = await call(stub.url, "gzip-bomb")
+    assert isinstance(reply, HttpReply)
+    assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
+    assert reply.body == bytes(MAX_REPLY_BYTES)
+
+
+async def test_an_encoding_the_adapter_does_not_decode_is_passed_on_as_it_came(
+    stub: StubWebhook,
+) -> None:
+    reply = await call(stub.url, "brotli")
+    assert isinstance(reply, HttpReply)
+    assert (reply.content_encoding, reply.body) == ("br", b"\x1b\x00\x00")
+
+
+@pytest.mark.parametrize(("verb", "why"), [("gzip-garbage", "header"), ("gzip-cut", "early")])
+async def test_a_broken_gzip_body_is_a_broken_reply(stub: StubWebhook, verb: str, why: str) -> None:
+    reply = await call(stub.url, verb)
+    assert isinstance(reply, TransportFailure)
+    assert reply.outcome is Outcome.BROKEN_REPLY
+    assert "gzip" in reply.detail and why in reply.detail
+
+
+async def test_every_reply_carries_the_token_for_its_verdict(stub: StubWebhook) -> None:
+    caller = Caller("tok.en")
+    assert (await call(stub.url, "answer:ok", caller)).subject_token == "tok.en"
+    unreachable = await call("http://127.0.0.1:9/webhook", "x", caller)
+    assert isinstance(unreachable, TransportFailure)
+    assert unreachable.subject_token == "tok.en"
+
+
+def test_a_lone_surrogate_in_the_text_reaches_the_workflow_as_u_fffd() -> None:
+    body = request("flour \ud83d").body()
+    assert json.loads(body)["text"] == "flour \ufffd"
