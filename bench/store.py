@@ -56,7 +56,7 @@ async def measure(url: str, pool_size: int, concurrency: int, seconds: float) ->
             answer = Artifact(str(uuid.uuid4()), "answer", (Part("ok"),))
             changes = [
                 (0, Change(TaskState.WORKING, now)),
-                (1, Change(TaskState.COMPLETED, now, reply, answer, {"outcome": "ANSWERED"})),
+                (1, Change(TaskState.COMPLETED, now, reply, (answer,), {"outcome": "ANSWERED"})),
             ]
             for version, change in changes:
                 began = time.perf_counter()

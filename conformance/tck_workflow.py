@@ -5,16 +5,21 @@ the prefix of the message's `messageId` (`scenarios/*.feature` there). The adapt
 passes `messageId` through to the workflow, so this webhook reads it and answers as
 an n8n workflow keeping the contract `{"answer": str, "escalate": bool}` would, with
 the third key `"inputRequired": true` where a scenario asks for input (the adapter
-runs with ADAPTER_ALLOW_INPUT_REQUIRED=true). The kit's follow-up message on such a
-task carries another prefix (`tck-complete-task`, ...), which answers it.
+runs with ADAPTER_ALLOW_INPUT_REQUIRED=true), and `"files"` or `"data"` where it asks
+for a file or data artifact, as the kit's reference agent makes them (the adapter runs
+with ADAPTER_OUTPUT_MODES=text/plain,application/json,*/*: data, and a text/plain file,
+which text/plain alone does not let through, since that is the answer's mode).
+The kit's follow-up message on a task waiting for input carries another prefix
+(`tck-complete-task`, ...), which answers it.
 
-Scenarios the contract cannot express (a direct Message, rejected, file or data
-artifacts, a chunked artifact) get the nearest honest contract reply, noted per prefix
-below: the adapter then answers a correct A2A task, just not the one the scenario asks
-for, and the TCK counts that requirement as failed.
+Scenarios the contract cannot express (a direct Message, rejected, a chunked artifact)
+get the nearest honest contract reply, noted per prefix below: the adapter then answers
+a correct A2A task, just not the one the scenario asks for, and the TCK counts that
+requirement as failed.
 
     python -m conformance.tck_workflow --port 8701
     # then: ADAPTER_WEBHOOK_URL=http://127.0.0.1:8701/webhook/tck \
+    #       ADAPTER_OUTPUT_MODES='text/plain,application/json,*/*' \
     #       ADAPTER_ALLOW_INPUT_REQUIRED=true ADAPTER_PUSH_ALLOW_HOSTS=localhost n8n-a2a
     # (localhost: the host of the kit's push receiver; docs/conformance.md)
 """
@@ -22,6 +27,8 @@ for, and the TCK counts that requirement as failed.
 from __future__ import annotations
 
 import argparse
+import base64
+import copy
 import json
 from typing import Any
 
@@ -43,16 +50,25 @@ def _ask(question: str) -> dict[str, Any]:
     return {"answer": question, "escalate": False, "inputRequired": True}
 
 
+def _file(**content: str) -> dict[str, Any]:
+    """The kit's file artifact: `output.txt`, text/plain, its bytes or its URL."""
+    file = {"name": "output.txt", "mediaType": "text/plain", **content}
+    return {**_answer("output.txt"), "files": [file]}
+
+
+# The reference agent's file: the bytes `tck` (sut/a2a-python/sut_agent.py in the kit).
+_FILE_BYTES = _file(base64=base64.b64encode(b"tck").decode())
+
+
 # Prefix -> the contract reply. reply_for tries the longest prefix first, so that
 # `tck-artifact-file-url` wins over `tck-artifact-file`.
 SCENARIOS: dict[str, dict[str, Any]] = {
     "tck-complete-task": _answer("Hello from TCK"),
     "tck-artifact-text": _answer("Generated text content"),
-    # Not expressible: a file, file-url or data artifact. The text says so, and the
-    # task completes with a text artifact: what a text-only workflow can do.
-    "tck-artifact-file-url": _answer("https://example.com/output.txt"),
-    "tck-artifact-file": _answer("output.txt (text/plain): tck"),
-    "tck-artifact-data": _answer('{"key": "value", "count": 42}'),
+    # A file (bytes or URL) or data artifact beside the answer's text artifact.
+    "tck-artifact-file-url": _file(url="https://example.com/output.txt"),
+    "tck-artifact-file": _FILE_BYTES,
+    "tck-artifact-data": {**_answer("Generated data"), "data": {"key": "value", "count": 42}},
     # Not expressible: a direct Message reply. Every reply becomes a Task.
     "tck-message-response": _answer("Direct message response"),
     # The task waits in input-required for the kit's next message naming it.
@@ -66,10 +82,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "tck-stream-ordering-001": _answer("Ordered output"),
     "tck-stream-001": _answer("Stream hello from TCK"),
     "tck-stream-003": _answer("Stream task lifecycle"),
+    "tck-stream-artifact-file": _FILE_BYTES,
     # Not expressible: two chunks of one artifact (the answer is one artifact), a
-    # file artifact, a message-only stream (every reply becomes a Task).
+    # message-only stream (every reply becomes a Task).
     "tck-stream-artifact-chunked": _answer("chunk-1 chunk-2"),
-    "tck-stream-artifact-file": _answer("output.txt (text/plain): tck"),
     "tck-stream-002": _answer("Stream message-only"),
 }
 
@@ -78,7 +94,7 @@ def reply_for(message_id: str) -> dict[str, Any]:
     """The contract reply for a message, chosen by its messageId's scenario prefix."""
     for prefix in sorted(SCENARIOS, key=len, reverse=True):
         if message_id.startswith(prefix):
-            return dict(SCENARIOS[prefix])
+            return copy.deepcopy(SCENARIOS[prefix])
     # The TCK's reference SUT completes any other message with this echo.
     return _answer(f"Unhandled messageId prefix: {message_id}")
 

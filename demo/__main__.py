@@ -4,12 +4,13 @@ It installs n8n once per machine (`n8n/run install`, minutes the first time), st
 on 127.0.0.1 with the example workflows in n8n/workflows/, and puts one `n8n-a2a`
 process in front of each workflow it shows, configured by environment only, as in
 production. The caller is the official a2a-sdk client; like a chat bridge, it sends the
-answer to a question on the task that asked it.
+answer to a question on the task that asked it, and attaches files beside its text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -18,30 +19,36 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.helpers import get_data_parts, new_data_part, new_raw_part
+from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, TaskState
 
 RUN_N8N = Path(__file__).resolve().parents[1] / "n8n" / "run"
 TOKEN = "demo.subject-token.for-the-workflow"
+STOCK_LIST = b"item,pallets\nflour,12\nsugar,3\nrice,0\nsalt,40\n"
+TEXT_ONLY = ["text/plain"]
 
 
 @dataclass(frozen=True)
 class Scene:
     """One workflow, what it shows, and what the caller says to it (with or without a token).
 
-    `asks`: the adapter lets the workflow ask a question (ADAPTER_ALLOW_INPUT_REQUIRED).
+    `attached`: parts the caller sends beside the text of each message. `environment`: the
+    adapter's settings for this scene, over the supply agent's.
     """
 
     title: str
     webhook_path: str
     said: tuple[tuple[str, bool], ...]
-    asks: bool = False
+    attached: tuple[Part, ...] = ()
+    environment: Mapping[str, str] = field(default_factory=dict)
 
 
 SCENES = (
@@ -58,7 +65,24 @@ SCENES = (
         "The agent asks which item; the answer continues the same task",
         "check-availability-turns",
         (("Are there 5 pallets?", True), ("Sugar.", True)),
-        asks=True,
+        environment={"ADAPTER_ALLOW_INPUT_REQUIRED": "true"},
+    ),
+    Scene(
+        "A CSV stock list and a JSON object in; a data object and a CSV reorder list out",
+        "stock-report",
+        (("Which items need reordering?", True),),
+        attached=(
+            new_data_part({"minimum": 5}),
+            new_raw_part(STOCK_LIST, media_type="text/csv", filename="stock.csv"),
+        ),
+        environment={
+            "ADAPTER_SKILL_ID": "stock_report",
+            "ADAPTER_SKILL_NAME": "Stock report",
+            "ADAPTER_SKILL_DESCRIPTION": "The items of a CSV stock list below a minimum.",
+            "ADAPTER_SKILL_EXAMPLES": "Which items need reordering?",
+            "ADAPTER_INPUT_MODES": "text/plain,application/json,text/csv",
+            "ADAPTER_OUTPUT_MODES": "text/plain,application/json,text/csv",
+        },
     ),
     Scene(
         "The token reaches the workflow in X-Subject-Token, and only there",
@@ -86,7 +110,7 @@ def main() -> None:
         print(f"n8n serves {n8n_url}\n")
         for scene in SCENES:
             webhook_url = f"{n8n_url}/webhook/{scene.webhook_path}"
-            with running_adapter(webhook_url, asks=scene.asks) as adapter_url:
+            with running_adapter(webhook_url, scene.environment) as adapter_url:
                 print(f"== {scene.title}\n   n8n-a2a {adapter_url} -> {scene.webhook_path}")
                 asyncio.run(talk(adapter_url, scene))
                 print()
@@ -97,6 +121,7 @@ async def talk(adapter_url: str, scene: Scene) -> None:
     waiting = ""  # the task that asked a question: the next message answers it
     async with httpx.AsyncClient(timeout=30) as http:
         card = await A2ACardResolver(http, adapter_url).get_agent_card()
+        show_modes(card)
         client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
         for text, with_token in scene.said:
             http.headers.pop("Authorization", None)
@@ -107,7 +132,7 @@ async def talk(adapter_url: str, scene: Scene) -> None:
                 message_id=str(uuid.uuid4()),
                 context_id=context_id,
                 task_id=waiting,
-                parts=[Part(text=text)],
+                parts=[Part(text=text), *scene.attached],
             )
             [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
             task = event.task
@@ -116,10 +141,46 @@ async def talk(adapter_url: str, scene: Scene) -> None:
                 f"   (the same task {waiting[:8]}...)" if waiting else ""
             )
             print(f"   > {text}{notes}")
+            for attached in described(scene.attached):
+                print(f"     + {attached}")
             print(f"     {TaskState.Name(task.status.state)}: {said}")
+            for artifact in task.artifacts:  # the answer's text is said above
+                for carried in described(artifact.parts):
+                    print(f"     = {carried}")
             asked = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
             waiting = task.id if asked else ""
         await client.close()
+
+
+def show_modes(card: AgentCard) -> None:
+    """The card's media types, where they are more than text."""
+    taken, given = list(card.default_input_modes), list(card.default_output_modes)
+    if taken != TEXT_ONLY or given != TEXT_ONLY:
+        print(f"   the card: takes {', '.join(taken)}; answers {', '.join(given)}")
+
+
+def described(parts: Sequence[Part]) -> Iterator[str]:
+    """The data and file parts: each JSON value, each file's name, type and first lines."""
+    for data in get_data_parts(parts):
+        # The SDK's data is a protobuf Struct, which keeps no key order: sorted, it is stable.
+        yield f"data {json.dumps(whole_numbers(data), sort_keys=True)}"
+    for part in parts:
+        if part.HasField("raw"):
+            lines = part.raw.decode(errors="replace").splitlines()
+            shown = " | ".join(lines[:3]) + (" | ..." if len(lines) > 3 else "")
+            yield f"file {part.filename} ({part.media_type}): {shown}"
+
+
+def whole_numbers(value: Any) -> Any:
+    """`value` with 5.0 back as 5: protobuf's Value, under the SDK's data parts, holds every
+    number as a double, whatever the workflow wrote."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return value
 
 
 @contextmanager
@@ -136,7 +197,7 @@ def running_n8n(datadir: str) -> Iterator[str]:
 
 
 @contextmanager
-def running_adapter(webhook_url: str, *, asks: bool = False) -> Iterator[str]:
+def running_adapter(webhook_url: str, settings: Mapping[str, str]) -> Iterator[str]:
     port = _free_port()
     public_url = f"http://127.0.0.1:{port}/"
     environ = {
@@ -152,7 +213,10 @@ def running_adapter(webhook_url: str, *, asks: bool = False) -> Iterator[str]:
         "ADAPTER_HOST": "127.0.0.1",
         "ADAPTER_PORT": str(port),
         "ADAPTER_LOG_LEVEL": "WARNING",
-        "ADAPTER_ALLOW_INPUT_REQUIRED": "true" if asks else "false",
+        "ADAPTER_ALLOW_INPUT_REQUIRED": "false",
+        "ADAPTER_INPUT_MODES": "text/plain",
+        "ADAPTER_OUTPUT_MODES": "text/plain",
+        **settings,
     }
     adapter = subprocess.Popen([sys.executable, "-m", "n8n_a2a"], env=environ)
     try:

@@ -3,7 +3,9 @@
 The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
 non-blank answer, completes a task. Where the deployment allows it, a third key
 `"inputRequired": true` makes the answer a question: the task waits for the caller's
-next message. Everything else fails it with a reason a person understands; a reply
+next message; where the output modes allow them, `"data"` (any JSON value) and
+`"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts.
+Everything else fails it with a reason a person understands; a reply
 that has drifted from the contract is shown raw, never guessed at. Whatever the
 verdict says never quotes the caller's token and is valid Unicode.
 Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a WebhookReply.
@@ -11,20 +13,24 @@ Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a Webhook
 
 from __future__ import annotations
 
+import base64
+import binascii
 import codecs
 import enum
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .protocol.media import JSON, TEXT, TEXT_ONLY, Modes, media_type
+from .protocol.model import FileContent, Part
 from .text import cut, redact, repair
 
 #: How much of an off-contract or error reply is shown in the task, in characters.
 RAW_EXCERPT_CHARS = 2000
 
 _CONTRACT = '{"answer": string, "escalate": boolean}'
-# The keys of a question, where ADAPTER_ALLOW_INPUT_REQUIRED allows one.
-_WITH_QUESTION = frozenset({"answer", "escalate", "inputRequired"})
+_REQUIRED = frozenset({"answer", "escalate"})
+_FILE_KEYS = frozenset({"name", "mediaType"})
 
 
 class Outcome(enum.Enum):
@@ -79,26 +85,50 @@ WebhookReply = HttpReply | TransportFailure
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The outcome and the text the task carries: the answer, or why it failed.
-    `repaired`: text of the reply that was not valid Unicode is shown as U+FFFD."""
+    `repaired`: text of the reply that was not valid Unicode is shown as U+FFFD.
+    `parts`: an answer's `data` (one data part) and `files` (a file part each), in order."""
 
     outcome: Outcome
     text: str
     repaired: bool = False
+    parts: tuple[Part, ...] = ()
 
 
-def classify(reply: WebhookReply, *, input_required: bool = False) -> Verdict:
-    """The one place a webhook reply is judged; `input_required`: the third key is allowed.
+def classify(
+    reply: WebhookReply, *, input_required: bool = False, modes: Modes = TEXT_ONLY
+) -> Verdict:
+    """The one place a webhook reply is judged; `input_required`: the third key is allowed;
+    `modes`: the media types the workflow may answer (`data` and `files` with them).
 
     The verdict is reached on the reply as it came; then its text, whatever it quotes
     (the answer, a raw excerpt, a header, an error), has the caller's token redacted and
-    each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced.
+    each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced;
+    so have the strings of its data and files (a file's bytes are passed as they came).
     """
-    verdict = _judge(reply, input_required)
+    verdict = _judge(reply, _Allowed(input_required, modes))
     text, repaired = repair(redact(verdict.text, reply.subject_token))
-    return Verdict(verdict.outcome, text, verdict.repaired or repaired)
+    parts, parts_repaired = _cleaned(verdict.parts, reply.subject_token)
+    return Verdict(verdict.outcome, text, verdict.repaired or repaired or parts_repaired, parts)
 
 
-def _judge(reply: WebhookReply, input_required: bool) -> Verdict:
+@dataclass(frozen=True, slots=True)
+class _Allowed:
+    """What a reply may carry beside its answer: a question, data, files."""
+
+    input_required: bool
+    modes: Modes
+
+    @property
+    def keys(self) -> frozenset[str]:
+        optional = {
+            "inputRequired": self.input_required,
+            "data": self.modes.gives(JSON),
+            "files": any(mode not in (TEXT, JSON) for mode in self.modes.outputs),
+        }
+        return _REQUIRED | {key for key, allowed in optional.items() if allowed}
+
+
+def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
     if isinstance(reply, TransportFailure):
         return Verdict(reply.outcome, _transport_text(reply))
     if 300 <= reply.status < 400:
@@ -145,10 +175,10 @@ def _judge(reply: WebhookReply, input_required: bool) -> Verdict:
             f"The workflow returned nothing (HTTP {reply.status} with an empty body): a node "
             "stopped the run before the Respond to Webhook node answered.",
         )
-    return _judge_contract(reply, input_required)
+    return _judge_contract(reply, allowed)
 
 
-def _judge_contract(reply: HttpReply, input_required: bool) -> Verdict:
+def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
     try:
         document = json.loads(reply.body, object_pairs_hook=_refuse_duplicate_keys)
     except _DuplicateKey as duplicate:
@@ -158,8 +188,11 @@ def _judge_contract(reply: HttpReply, input_required: bool) -> Verdict:
     if not isinstance(document, dict):
         return _off_contract(reply, "the reply is not a JSON object")
     keys = set(document)
-    if keys != {"answer", "escalate"} and not (input_required and keys == _WITH_QUESTION):
+    if not _REQUIRED <= keys <= allowed.keys:
         return _off_contract(reply, f"its keys are {sorted(document)}")
+    parts, wrong = _reply_parts(document, allowed.modes)
+    if wrong:
+        return _off_contract(reply, wrong)
     answer, escalate = document["answer"], document["escalate"]
     asks = document.get("inputRequired", False)
     if not isinstance(answer, str):
@@ -179,7 +212,62 @@ def _judge_contract(reply: HttpReply, input_required: bool) -> Verdict:
         return Verdict(Outcome.SILENT, "The workflow returned nothing: its answer is empty.")
     if asks:
         return Verdict(Outcome.INPUT_REQUIRED, answer)
-    return Verdict(Outcome.ANSWERED, answer)
+    return Verdict(Outcome.ANSWERED, answer, parts=parts)
+
+
+def _reply_parts(document: dict[str, Any], modes: Modes) -> tuple[tuple[Part, ...], str]:
+    """The reply's `data` and `files` as parts, or what is wrong with them."""
+    parts = [Part.of_data(document["data"])] if "data" in document else []
+    files = document.get("files", [])
+    if not isinstance(files, list):
+        return (), "'files' is not a list"
+    for index, entry in enumerate(files):
+        file = _reply_file(entry, modes)
+        if isinstance(file, str):
+            return (), f"files[{index}] {file}"
+        parts.append(Part.of_file(file))
+    return tuple(parts), ""
+
+
+def _reply_file(entry: object, modes: Modes) -> FileContent | str:
+    """One entry of `files`, or what is wrong with it."""
+    if not isinstance(entry, dict):
+        return "is not an object"
+    sources = {"base64", "url"} & set(entry)
+    if set(entry) != _FILE_KEYS | sources or len(sources) != 1:
+        return f"has the keys {sorted(entry)}, not name, mediaType and one of base64 or url"
+    name, given, source = entry["name"], entry["mediaType"], entry[sources.pop()]
+    if not isinstance(name, str) or not isinstance(given, str) or not isinstance(source, str):
+        return "has a name, mediaType, base64 or url that is not a string"
+    media = media_type(given)
+    if media is None or "*" in media or not modes.gives(media):
+        return f"has the media type {given[:80]!r}, not one of {', '.join(modes.outputs)}"
+    if "url" in entry:
+        return FileContent(name, media, url=source) if source else "has an empty url"
+    try:
+        return FileContent.of_bytes(name, media, base64.b64decode(source, validate=True))
+    except (binascii.Error, ValueError):
+        return "has a base64 that is not base64"
+
+
+def _cleaned(parts: tuple[Part, ...], token: str | None) -> tuple[tuple[Part, ...], bool]:
+    """The parts with the token redacted and lone surrogates replaced in their strings."""
+    kept, repaired = [], False
+    for part in parts:
+        if part.file is None:
+            text, fixed = repair(redact(json.dumps(part.data, ensure_ascii=False), token))
+            try:
+                data = json.loads(text)
+            except ValueError:  # the token stood outside a string: the JSON text, as text
+                data = text
+            kept.append(Part.of_data(data))
+        else:
+            name, fixed = repair(redact(part.file.name, token))
+            url, url_fixed = repair(redact(part.file.url, token)) if part.file.url else ("", False)
+            kept.append(Part.of_file(replace(part.file, name=name, url=url or None)))
+            fixed = fixed or url_fixed
+        repaired = repaired or fixed
+    return tuple(kept), repaired
 
 
 def _off_contract(reply: HttpReply, why: str) -> Verdict:

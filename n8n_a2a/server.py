@@ -195,6 +195,7 @@ def _assemble(
         max_stored_text=settings.max_stored_text,
         metrics=metrics,
         input_required=settings.allow_input_required,
+        modes=settings.modes,
         input_ttl=settings.input_ttl,
         push=push,
         store_patience=settings.lease_seconds,

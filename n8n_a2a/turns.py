@@ -15,7 +15,7 @@ from datetime import datetime
 
 from . import lifecycle
 from .identity import Owner
-from .keep import kept_message, kept_reply
+from .keep import kept_message, kept_parts, kept_reply
 from .outcome import Outcome, Verdict
 from .protocol.errors import A2AError, ErrorCode
 from .protocol.model import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
@@ -133,8 +133,13 @@ def state_for(outcome: Outcome) -> TaskState:
 
 def ended(task: Task, verdict: Verdict, now: datetime, max_text: int) -> Change:
     """The change a verdict makes to `task`'s turn: the state it earns, the agent's message
-    (and the answer, when completed), and the outcome in the task's metadata."""
+    (and the artifacts, when completed: the data and files, then the answer), and the
+    outcome in the task's metadata."""
     text, marks = kept_reply(verdict.text, verdict.repaired, max_text, task.metadata)
+    parts, cuts = kept_parts(verdict.parts, max_text)
+    if cuts:
+        earlier: list[str] = marks.get("cut") or list(task.metadata.get("cut", ()))
+        marks["cut"] = [*earlier, *cuts]
     reply = Message(
         message_id=new_id(),
         role=Role.AGENT,
@@ -144,16 +149,26 @@ def ended(task: Task, verdict: Verdict, now: datetime, max_text: int) -> Change:
         metadata={"outcome": verdict.outcome.value},
     )
     state = state_for(verdict.outcome)
-    answer = None
+    artifacts: tuple[Artifact, ...] = ()
     if state is TaskState.COMPLETED:
-        answer = Artifact(new_id(), "answer", (Part(text),))
+        # The workflow's data and files come first, its text answer last: artifacts go by
+        # their names, and a reader of the first artifact alone (the A2A TCK's DM-ART-001
+        # checks `artifacts[0]`) meets what the workflow made, not the words about it.
+        artifacts = (*map(_artifact, parts), Artifact(new_id(), "answer", (Part(text),)))
     return Change(
         state,
         now,
         message=reply,
-        artifact=answer,
+        artifacts=artifacts,
         metadata={"outcome": verdict.outcome.value, **marks},
     )
+
+
+def _artifact(part: Part) -> Artifact:
+    """A reply's data as the artifact `data`; a file as an artifact of its name."""
+    if part.file is None:
+        return Artifact(new_id(), "data", (part,))
+    return Artifact(new_id(), part.file.name or "file", (part,))
 
 
 def not_cancelable(task: Task) -> A2AError:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.keep import check_ids, kept_message, kept_reply
+from n8n_a2a.keep import check_ids, kept_message, kept_parts, kept_reply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import Message, Part, Role
+from n8n_a2a.protocol.model import FileContent, Message, Part, Role
 from n8n_a2a.protocol.params import MAX_ID_CHARS
 
 
@@ -74,3 +74,50 @@ def test_an_id_too_long_or_not_unicode_is_invalid_params(field: str, value: str)
         check_ids(Message(role=Role.USER, parts=(Part("hi"),), **ids))
     assert raised.value.code is ErrorCode.INVALID_PARAMS
     assert "at most 1024 characters" in raised.value.message
+
+
+def test_a_file_is_kept_without_its_bytes_and_data_as_it_came() -> None:
+    png = FileContent.of_bytes("scan\ud83d.png", "image/png", b"\x89PNG" * 1000)
+    linked = FileContent("r.csv", "text/csv", url="http://x/r.csv")
+    sent = Message(
+        "m-1",
+        Role.USER,
+        (Part("see"), Part.of_file(png, {"k": 1}), Part.of_file(linked), Part.of_data([1])),
+    )
+    kept, marks = kept_message(sent, 200)
+    assert kept.parts == (
+        Part("see"),
+        Part.of_file(FileContent("scan\ufffd.png", "image/png", size=4000), {"k": 1}),
+        Part.of_file(linked),
+        Part.of_data([1]),
+    )
+    assert marks == {"repaired": ["message"]}
+
+
+def test_data_past_the_limit_leaves_the_message_as_its_text_cut() -> None:
+    sent = Message("m-1", Role.USER, (Part("see"), Part.of_data({"blob": "z" * 200})))
+    kept, marks = kept_message(sent, 100)
+    assert kept.parts == (Part("see"),)
+    assert marks == {"cut": ["message"]}
+
+
+def test_a_replys_data_and_files_are_kept_while_they_fit() -> None:
+    small = Part.of_file(FileContent.of_bytes("a", "text/csv", b"abc"))  # "YWJj"
+    big = Part.of_file(FileContent.of_bytes("b", "image/png", bytes(300)))
+    linked = Part.of_file(FileContent("c", "image/png", url="http://x/" + "y" * 300))
+    data = Part.of_data({"n": 1})
+    kept, cuts = kept_parts((data, small, big, linked), 256)
+    assert kept == (
+        data,
+        small,
+        Part.of_file(FileContent("b", "image/png", size=300)),
+        Part.of_file(FileContent("c", "image/png")),
+    )
+    assert cuts == ["files"]
+
+
+def test_a_replys_data_past_the_limit_is_kept_as_its_json_cut() -> None:
+    kept, cuts = kept_parts((Part.of_data(["x" * 300]),), 256)
+    assert kept == (Part('["' + "x" * 254 + "[... cut at 256 characters]"),)
+    assert cuts == ["data"]
+    assert kept_parts((), 256) == ((), [])

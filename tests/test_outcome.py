@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from n8n_a2a.outcome import (
@@ -9,9 +11,11 @@ from n8n_a2a.outcome import (
     HttpReply,
     Outcome,
     TransportFailure,
+    Verdict,
     classify,
 )
-from n8n_a2a.protocol.model import TaskState
+from n8n_a2a.protocol.media import Modes
+from n8n_a2a.protocol.model import FileContent, Part, TaskState
 from n8n_a2a.turns import state_for
 
 
@@ -326,3 +330,124 @@ def test_a_question_that_says_two_things_is_off_contract(body: bytes, why: str) 
     verdict = classify(reply(body), input_required=True)
     assert verdict.outcome is Outcome.OFF_CONTRACT
     assert why in verdict.text
+
+
+# Data and files, where the output modes allow them.
+
+PARTS = Modes(outputs=("text/plain", "application/json", "text/csv", "image/png"))
+
+
+def with_parts(body: object, modes: Modes = PARTS, token: str | None = None) -> Verdict:
+    return classify(reply(json.dumps(body).encode(), subject_token=token), modes=modes)
+
+
+def test_an_answer_carries_its_data_and_files_in_order() -> None:
+    verdict = with_parts(
+        {
+            "answer": "2 files",
+            "escalate": False,
+            "data": [1, {"a": None}],
+            "files": [
+                {"name": "r.csv", "mediaType": "text/csv", "base64": "YSxi"},
+                {"name": "", "mediaType": "image/png", "url": "https://files.example/p.png"},
+            ],
+        }
+    )
+    assert (verdict.outcome, verdict.text) == (Outcome.ANSWERED, "2 files")
+    assert verdict.parts == (
+        Part.of_data([1, {"a": None}]),
+        Part.of_file(FileContent.of_bytes("r.csv", "text/csv", b"a,b")),
+        Part.of_file(FileContent("", "image/png", url="https://files.example/p.png")),
+    )
+
+
+@pytest.mark.parametrize("data", [None, 0, "text", [], {}])
+def test_data_is_any_json_value(data: object) -> None:
+    verdict = with_parts({"answer": "x", "escalate": False, "data": data})
+    assert verdict.parts == (Part.of_data(data),)
+
+
+def test_any_type_allows_data_and_files_of_every_type() -> None:
+    body = {
+        "answer": "x",
+        "escalate": False,
+        "data": 1,
+        "files": [{"name": "v", "mediaType": "video/mp4", "base64": ""}],
+    }
+    assert with_parts(body, Modes(outputs=("*/*",))).outcome is Outcome.ANSWERED
+
+
+def test_an_escalation_or_a_question_carries_no_parts() -> None:
+    body = {"answer": "x", "escalate": True, "data": 1}
+    assert with_parts(body).parts == ()
+    question = {"answer": "which?", "escalate": False, "inputRequired": True, "data": 1}
+    verdict = classify(reply(json.dumps(question).encode()), input_required=True, modes=PARTS)
+    assert (verdict.outcome, verdict.parts) == (Outcome.INPUT_REQUIRED, ())
+
+
+@pytest.mark.parametrize(
+    ("modes", "extra", "why"),
+    [
+        (Modes(), {"data": {}}, "its keys are"),
+        (Modes(), {"files": []}, "its keys are"),
+        (Modes(outputs=("text/plain", "image/png")), {"data": {}}, "its keys are"),
+        (Modes(outputs=("text/plain", "application/json")), {"files": []}, "its keys are"),
+        (PARTS, {"files": {}}, "'files' is not a list"),
+        (PARTS, {"files": ["x"]}, "files[0] is not an object"),
+        (PARTS, {"files": [{"name": "a", "mediaType": "text/csv"}]}, "files[0] has the keys"),
+        (
+            PARTS,
+            {"files": [{"name": "a", "mediaType": "text/csv", "base64": "", "url": "http://x"}]},
+            "files[0] has the keys",
+        ),
+        (
+            PARTS,
+            {"files": [{"name": "a", "mediaType": "text/csv", "base64": "", "size": 1}]},
+            "files[0] has the keys",
+        ),
+        (PARTS, {"files": [{"mediaType": "text/csv", "base64": ""}]}, "files[0] has the keys"),
+        (
+            PARTS,
+            {"files": [{"name": 1, "mediaType": "text/csv", "base64": ""}]},
+            "is not a string",
+        ),
+        (
+            PARTS,
+            {"files": [{"name": "a", "mediaType": "application/pdf", "base64": ""}]},
+            "files[0] has the media type 'application/pdf'",
+        ),
+        (
+            PARTS,
+            {"files": [{"name": "a", "mediaType": "image/*", "base64": ""}]},
+            "has the media type",
+        ),
+        (
+            PARTS,
+            {"files": [{"name": "a", "mediaType": "text/csv", "base64": "not base64!"}]},
+            "files[0] has a base64 that is not base64",
+        ),
+        (PARTS, {"files": [{"name": "a", "mediaType": "text/csv", "url": ""}]}, "an empty url"),
+    ],
+)
+def test_data_and_files_the_modes_do_not_allow_are_off_contract(
+    modes: Modes, extra: dict[str, object], why: str
+) -> None:
+    body = {"answer": "x", "escalate": False, **extra}
+    verdict = with_parts(body, modes)
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert why in verdict.text
+    assert json.dumps(body)[:100] in verdict.text  # the raw reply, as it came
+
+
+def test_the_token_is_redacted_from_data_and_file_names() -> None:
+    body = {
+        "answer": "x",
+        "escalate": False,
+        "data": {"token": TOKEN, "bad": "\ud83d"},
+        "files": [{"name": f"{TOKEN}.csv", "mediaType": "text/csv", "url": f"http://x/?t={TOKEN}"}],
+    }
+    verdict = with_parts(body, token=TOKEN)
+    data, file = verdict.parts
+    assert data.data == {"token": "[redacted]", "bad": "\ufffd"}
+    assert file.file == FileContent("[redacted].csv", "text/csv", url="http://x/?t=[redacted]")
+    assert verdict.repaired

@@ -178,7 +178,7 @@ def test_the_readme_leads_to_every_docs_page_and_each_leads_back() -> None:
 
 @dataclass(frozen=True)
 class ServeBlock:
-    """Terminal 1: clone, venv, install, n8n, export the settings, check them, serve."""
+    """Terminal 1: the clone, venv, install, n8n, export the settings, check, serve."""
 
     words: list[list[str]]
     exports: str
@@ -188,23 +188,22 @@ class ServeBlock:
         commands = re.sub(r"\\\n", " ", block("serve")).splitlines()
         words = [shlex.split(command, comments=True) for command in commands]
         assert [w[:2] for w in words] == [
-            ["git", "clone"],
             ["cd", "n8n-a2a"],
             ["python3", "-m"],
             [".", ".venv/bin/activate"],
             ["pip", "install"],
             ["n8n/run", "install"],
             ["n8n/run", "start"],
-            ["export", words[7][1]],
+            ["export", words[6][1]],
             ["n8n-a2a", "--check"],
             ["n8n-a2a"],
         ], "the README's serve block changed its shape; update this test with it"
-        assert words[0][-1] == "n8n-a2a" and words[2:5] == [
+        assert words[1:4] == [
             ["python3", "-m", "venv", ".venv"],
             [".", ".venv/bin/activate"],
             ["pip", "install", "."],
         ]
-        return cls(words, commands[7])
+        return cls(words, commands[6])
 
     @property
     def variables(self) -> dict[str, str]:
@@ -238,7 +237,7 @@ def test_the_serve_block_checks_the_environment_it_exports() -> None:
 
 def test_the_serve_block_starts_the_n8n_its_webhook_names() -> None:
     serve = ServeBlock.from_readme()
-    start = serve.words[6]
+    start = serve.words[5]
     webhook = urlsplit(serve.variables["ADAPTER_WEBHOOK_URL"])
     assert webhook.hostname == "127.0.0.1" and str(webhook.port) == start[3]
     path = webhook.path.removeprefix("/webhook/")

@@ -6,7 +6,7 @@ import pytest
 
 from n8n_a2a.outcome import Outcome, Verdict
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskState, TaskStatus
+from n8n_a2a.protocol.model import FileContent, Message, Part, Role, Task, TaskState, TaskStatus
 from n8n_a2a.turns import (
     ADAPTER_FAILED,
     CANCELED,
@@ -57,10 +57,10 @@ def test_a_verdict_ends_the_turn_with_its_state_and_message(outcome: Outcome) ->
     assert change.history == ()
     # Only an answer is an artifact too.
     if outcome is Outcome.ANSWERED:
-        assert change.artifact is not None
-        assert (change.artifact.name, change.artifact.parts) == ("answer", (Part("flour"),))
+        [answer] = change.artifacts
+        assert (answer.name, answer.parts) == ("answer", (Part("flour"),))
     else:
-        assert change.artifact is None
+        assert change.artifacts == ()
 
 
 @pytest.mark.parametrize(
@@ -86,8 +86,8 @@ def test_a_reply_cut_adds_its_mark_to_the_tasks() -> None:
         a_task(S.WORKING, cut=["message"]), Verdict(Outcome.ANSWERED, "y" * 50), MOMENT, 10
     )
     assert change.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
-    assert change.artifact is not None
-    assert change.artifact.parts == (Part("y" * 10 + "[... cut at 10 characters]"),)
+    [answer] = change.artifacts
+    assert answer.parts == (Part("y" * 10 + "[... cut at 10 characters]"),)
 
 
 def test_a_call_with_its_slot_makes_the_task_work() -> None:
@@ -171,7 +171,7 @@ def test_a_next_turn_stays_in_its_tasks_context(context_id: str | None, takes: b
 def test_a_next_turn_submits_the_task_again_with_the_message() -> None:
     change = next_turn(a_task(S.INPUT_REQUIRED), said("flour"), MOMENT, 100)
     assert (change.state, change.timestamp) == (S.SUBMITTED, MOMENT)
-    assert (change.message, change.artifact, change.metadata) == (None, None, None)
+    assert (change.message, change.artifacts, change.metadata) == (None, (), None)
     [turn] = change.history
     assert (turn.task_id, turn.context_id, turn.parts) == ("t-1", "c-1", (Part("flour"),))
 
@@ -192,3 +192,28 @@ def test_a_finished_task_is_not_cancelable() -> None:
     error = not_cancelable(a_task(S.COMPLETED))
     assert error.code is ErrorCode.TASK_NOT_CANCELABLE
     assert error.message == "Task t-1 is completed and cannot be canceled"
+
+
+def test_an_answer_makes_its_data_and_files_artifacts_before_the_answer() -> None:
+    csv = Part.of_file(FileContent.of_bytes("r.csv", "text/csv", b"a,b"))
+    unnamed = Part.of_file(FileContent("", "image/png", url="http://x/p.png"))
+    verdict = Verdict(Outcome.ANSWERED, "done", parts=(Part.of_data({"n": 1}), csv, unnamed))
+    change = ended(a_task(S.WORKING), verdict, MOMENT, 100)
+    assert [(a.name, a.parts) for a in change.artifacts] == [
+        ("data", (Part.of_data({"n": 1}),)),
+        ("r.csv", (csv,)),
+        ("file", (unnamed,)),
+        ("answer", (Part("done"),)),
+    ]
+    assert len({a.artifact_id for a in change.artifacts}) == 4
+    assert change.metadata == {"outcome": "ANSWERED"}
+
+
+def test_data_and_files_past_the_limit_are_cut_and_marked() -> None:
+    big = Part.of_file(FileContent.of_bytes("b.png", "image/png", bytes(300)))
+    verdict = Verdict(Outcome.ANSWERED, "y" * 50, parts=(Part.of_data("d" * 5), big))
+    change = ended(a_task(S.WORKING, cut=["message"]), verdict, MOMENT, 10)
+    assert change.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply", "files"]}
+    assert change.artifacts[1].parts == (Part.of_file(FileContent("b.png", "image/png", size=300)),)
+    alone = ended(a_task(S.WORKING), Verdict(Outcome.ANSWERED, "y", parts=(big,)), MOMENT, 10)
+    assert alone.metadata == {"outcome": "ANSWERED", "cut": ["files"]}

@@ -34,6 +34,7 @@ def card_facts(settings: Settings) -> CardFacts:
         require_token=settings.require_token,
         oidc_discovery_url=settings.oidc_discovery_url,
         oidc_audience=settings.oidc_audience,
+        modes=settings.modes,
     )
 
 

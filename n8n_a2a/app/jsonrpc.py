@@ -69,7 +69,12 @@ class JsonRpcEndpoint:
             return refuse(edge, call.id, codec, negotiation.refused_later, method)
         caller = negotiation.caller(owner)
         try:
-            operation = codec.decode(call.method, call.params)
+            operation = codec.decode(call.method, call.params, edge.settings.modes)
+        except A2AError as error:
+            if self._streams.refuses_as_event(codec, call.method):
+                return self._streams.refused(call.id, codec, error, method)
+            return refuse(edge, call.id, codec, error, method)
+        try:
             if isinstance(operation, SubscribeToTask) or (
                 isinstance(operation, SendMessage) and operation.streaming
             ):

@@ -10,7 +10,7 @@ from quart import Response
 
 from ..identity import Caller
 from ..protocol import jsonrpc, sse
-from ..protocol.codec import Codec
+from ..protocol.codec import Codec, Verb
 from ..protocol.errors import A2AError
 from ..protocol.model import SendMessage, SubscribeToTask, Task, TaskEvent
 from ..streams import StreamQuota, SubscriberTooSlow
@@ -46,6 +46,20 @@ class EventStreams:
         response = Response(events, headers=dict(sse.HEADERS))
         response.timeout = None  # a stream lasts as long as its task
         return response
+
+    def refuses_as_event(self, codec: Codec, method: str) -> bool:
+        """Whether a stream method's request refused before it opens (its params) is the
+        stream's one error event: for v0.3, whose clients read a code only from an event."""
+        verb = codec.methods.get(method)
+        return verb in (Verb.SEND_STREAMING, Verb.SUBSCRIBE) and not codec.refuses_streams_plainly
+
+    def refused(
+        self, request_id: jsonrpc.RequestId, codec: Codec, error: A2AError, method: str
+    ) -> Response:
+        """A stream of one event: the refusal."""
+        self._edge.log_refusal(method, error)
+        event = sse.error_event(request_id, codec.encode_error(error))
+        return Response(event, headers=dict(sse.HEADERS))
 
     async def _events(
         self,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from ..protocol.media import TEXT, Modes
 from ..protocol.push import AllowList
 
 
@@ -21,6 +22,8 @@ class Settings:
     webhook_url: str
     public_url: str
     skill_examples: tuple[str, ...] = ()
+    input_modes: tuple[str, ...] = (TEXT,)
+    output_modes: tuple[str, ...] = (TEXT,)
     ca_bundle: str | None = None
     host: str = "0.0.0.0"
     port: int = 8080
@@ -59,6 +62,11 @@ class Settings:
     def rpc_path(self) -> str:
         """The JSON-RPC endpoint's path: the public URL's own, so an ingress needs no rewrite."""
         return urlsplit(self.public_url).path or "/"
+
+    @property
+    def modes(self) -> Modes:
+        """The media types the agent takes in and gives out, as protocol/ reads them."""
+        return Modes(self.input_modes, self.output_modes)
 
     @property
     def oidc_discovery_url(self) -> str | None:

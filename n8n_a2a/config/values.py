@@ -12,6 +12,8 @@ from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from ..protocol.media import ANY, MAX_MODES, TEXT, listed, media_type
+
 T = TypeVar("T")
 
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -42,6 +44,28 @@ def skill_id(raw: str) -> str:
     if not _SKILL_ID.match(raw):
         raise ValueError(f"must be letters, digits, '_', '.' or '-' (got {raw!r})")
     return raw
+
+
+def media_types(raw: str) -> tuple[str, ...]:
+    """Comma-separated media types, `type/subtype` or `*/*`, each once, at most MAX_MODES."""
+    found: list[str] = []
+    for item in (piece.strip() for piece in raw.split(",")):
+        essence = media_type(item) if item and ";" not in item else None
+        if essence is None or (essence.endswith("/*") and essence != ANY):
+            raise ValueError(f"must be media types such as text/plain or */*, not {item!r}")
+        if essence not in found:
+            found.append(essence)
+    if len(found) > MAX_MODES:
+        raise ValueError(f"must name at most {MAX_MODES} media types")
+    return tuple(found)
+
+
+def output_modes(raw: str) -> tuple[str, ...]:
+    """Media types, text/plain (or */*) among them: every answer is text."""
+    found = media_types(raw)
+    if not listed(found, TEXT):
+        raise ValueError("must include text/plain: every task's answer is text")
+    return found
 
 
 def http_url(raw: str) -> str:

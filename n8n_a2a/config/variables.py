@@ -76,6 +76,20 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("ADAPTER_SKILL_EXAMPLES", "skill_examples", "example prompts, one a line", read.lines),
     Variable(
+        "ADAPTER_INPUT_MODES",
+        "input_modes",
+        "media types taken in, comma-separated",
+        read.quoting(read.media_types),
+        default_text="text/plain",
+    ),
+    Variable(
+        "ADAPTER_OUTPUT_MODES",
+        "output_modes",
+        "media types the workflow answers",
+        read.quoting(read.output_modes),
+        default_text="text/plain",
+    ),
+    Variable(
         "ADAPTER_WEBHOOK_URL",
         "webhook_url",
         "the workflow's production webhook, http:// or https://",

@@ -22,6 +22,7 @@ from ..identity import Caller
 from ..keep import MAX_STORED_TEXT
 from ..metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.media import TEXT_ONLY, Modes
 from ..protocol.model import (
     ListTasks,
     SendMessage,
@@ -61,6 +62,7 @@ class Executor:
         stream_buffer: int = DEFAULT_BUFFER,
         max_stored_text: int = MAX_STORED_TEXT,
         input_required: bool = False,
+        modes: Modes = TEXT_ONLY,
         input_ttl: float = 86400.0,
         push: InlinePush | None = None,
         store_patience: float = 15.0,
@@ -80,6 +82,7 @@ class Executor:
             max_concurrent_calls=max_concurrent_calls,
             max_queued_calls=max_queued_calls,
             input_required=input_required,
+            modes=modes,
             store_patience=store_patience,
         )
         self._waits = InputWaits(self._tasks, self._reports, input_ttl)

@@ -27,6 +27,7 @@ from .. import lifecycle
 from ..identity import Caller
 from ..outcome import HttpReply, Verdict, WebhookReply, classify
 from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import StoreUnavailable, TaskEvents
 from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN
@@ -85,6 +86,7 @@ class Calls:
         max_concurrent_calls: int,
         max_queued_calls: int,
         input_required: bool,
+        modes: Modes,
         store_patience: float,
     ) -> None:
         self._nursery = nursery
@@ -99,6 +101,7 @@ class Calls:
         self._calls: dict[str, _Call] = {}
         self._accepting = True
         self._input_required = input_required
+        self._modes = modes
         self._store_patience = store_patience
 
     @property
@@ -153,6 +156,7 @@ class Calls:
                 context_id=task.context_id,
                 message_id=message.message_id,
                 skill_id=self._skill_id,
+                parts=message.parts,
             ),
             caller,
             holds_slot=self._slots.available_tokens > 0,
@@ -230,7 +234,7 @@ class Calls:
         try:
             reply = await self._workflow.call(call.request, call.caller)
             call.webhook_status = reply.status if isinstance(reply, HttpReply) else None
-            return classify(reply, input_required=self._input_required)
+            return classify(reply, input_required=self._input_required, modes=self._modes)
         except Exception:
             logger.exception("webhook call for task %s failed", call.request.task_id)
             return ADAPTER_FAILED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .codec import TEXT_MODES
+from .media import TEXT_ONLY, Modes
 from .model import JSONObject
 from .versions import SUPPORTED
 
@@ -24,6 +24,7 @@ class CardFacts:
     require_token: bool = False
     oidc_discovery_url: str | None = None
     oidc_audience: str | None = None
+    modes: Modes = TEXT_ONLY
 
 
 def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
@@ -39,8 +40,8 @@ def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
         "description": facts.skill_description,
         "tags": ["n8n", facts.skill_id],
         "examples": list(facts.skill_examples),
-        "inputModes": list(TEXT_MODES),
-        "outputModes": list(TEXT_MODES),
+        "inputModes": list(facts.modes.inputs),
+        "outputModes": list(facts.modes.outputs),
     }
     card: JSONObject = {
         "name": facts.agent_name,
@@ -52,8 +53,8 @@ def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
             for v in sorted(SUPPORTED, reverse=True)
         ],
         "capabilities": {"streaming": True, "pushNotifications": True},
-        "defaultInputModes": list(TEXT_MODES),
-        "defaultOutputModes": list(TEXT_MODES),
+        "defaultInputModes": list(facts.modes.inputs),
+        "defaultOutputModes": list(facts.modes.outputs),
         "skills": [skill],
     }
     # The caller's token is what the workflow exchanges: declared always. With an issuer

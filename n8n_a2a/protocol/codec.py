@@ -11,9 +11,10 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .errors import A2AError, ErrorCode
+from .media import TEXT_ONLY, Modes
 from .model import (
     Artifact,
     ArtifactUpdate,
@@ -35,6 +36,7 @@ from .model import (
     TaskStatus,
 )
 from .params import Params
+from .parts import check_attachments, metadata_of
 from .push import (
     CreatePushConfig,
     DeletePushConfig,
@@ -44,9 +46,6 @@ from .push import (
     PushConfigPage,
 )
 
-# The media types this agent takes and gives: text in, text out.
-TEXT_MODES = ("text/plain",)
-_ACCEPTABLE_OUTPUT = frozenset({"text/plain", "text/*", "*/*"})
 # ListTasks paging, as the spec bounds it.
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
@@ -85,8 +84,9 @@ class Codec(ABC):
     pushes_whole_task: ClassVar[bool]
     push_content_type: ClassVar[str]
 
-    def decode(self, method: str, params: JSONObject) -> Operation:
-        """The operation a request asks for; A2AError for anything this agent cannot do."""
+    def decode(self, method: str, params: JSONObject, modes: Modes = TEXT_ONLY) -> Operation:
+        """The operation a request asks for; A2AError for anything this agent cannot do.
+        `modes`: the media types the agent accepts and answers (the card's)."""
         verb = self.methods.get(method)
         if verb is None:
             raise A2AError(
@@ -97,9 +97,9 @@ class Codec(ABC):
         reader = Params(params)
         match verb:
             case Verb.SEND:
-                return self.decode_send(reader)
+                return self.decode_send(reader, modes)
             case Verb.SEND_STREAMING:
-                return self.decode_send(reader, streaming=True)
+                return self.decode_send(reader, modes, streaming=True)
             case Verb.SUBSCRIBE:
                 return SubscribeToTask(reader.required_id("id"))
             case Verb.GET:
@@ -122,14 +122,15 @@ class Codec(ABC):
                     "This agent has no extended Agent Card",
                 )
 
-    def decode_send(self, params: Params, streaming: bool = False) -> SendMessage:
-        message = self.decode_message(params.required_object("message"))
+    def decode_send(self, params: Params, modes: Modes, streaming: bool = False) -> SendMessage:
+        message = self.decode_message(params.required_object("message"), modes)
         configuration = params.optional_object("configuration") or Params({}, "configuration")
         accepted = configuration.optional_str_list("acceptedOutputModes")
-        if accepted and not _ACCEPTABLE_OUTPUT.intersection(accepted):
+        if accepted and not modes.answers_any_of(accepted):
             raise A2AError(
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-                f"This agent answers in text/plain only; acceptedOutputModes was {accepted}",
+                f"This agent answers in {', '.join(modes.outputs)}; "
+                f"acceptedOutputModes was {accepted[:8]}",
             )
         inline = configuration.optional_object(self.push_config_field)
         # Read (and so checked) on a stream too, where it has no effect: see SendMessage.
@@ -174,19 +175,20 @@ class Codec(ABC):
             "totalSize": page.total_size,
         }
 
-    def decode_message(self, message: Params) -> Message:
+    def decode_message(self, message: Params, modes: Modes) -> Message:
         if message.required_str("role") != self.role_names[Role.USER]:
             raise A2AError.invalid_params(
                 f"{message.path}.role must be {self.role_names[Role.USER]!r}"
             )
-        parts = tuple(self.decode_part(part) for part in message.required_objects("parts"))
+        parts = tuple(self.decode_part(part, modes) for part in message.required_objects("parts"))
+        check_attachments(message, parts)
         return Message(
             message_id=message.required_str("messageId"),
             role=Role.USER,
             parts=parts,
             task_id=message.optional_str("taskId"),
             context_id=message.optional_str("contextId"),
-            metadata=_metadata(message),
+            metadata=metadata_of(message),
         )
 
     def encode_send_result(self, task: Task) -> JSONObject:
@@ -277,7 +279,8 @@ class Codec(ABC):
     role_names: ClassVar[dict[Role, str]]
 
     @abstractmethod
-    def decode_part(self, part: Params) -> Part: ...
+    def decode_part(self, part: Params, modes: Modes) -> Part:
+        """A part, checked against the media types the agent accepts (-32005 otherwise)."""
 
     @abstractmethod
     def decode_push_config(self, config: Params, task_id: str) -> PushConfig:
@@ -324,24 +327,6 @@ class Codec(ABC):
     def one_of(self, member: str, document: JSONObject) -> JSONObject:
         """A result that is one of several objects: a v1.0 oneof names its member, a v0.3
         result is the (kind-tagged) object itself."""
-
-
-def text_only(part: Params, kind: str) -> Part:
-    """A text part, or -32005 for a kind this text/plain agent does not take."""
-    if kind != "text":
-        raise A2AError(
-            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-            f"{part.path} is a {kind} part; this agent accepts text parts only (text/plain)",
-        )
-    text = part.document.get("text")
-    if not isinstance(text, str):
-        raise A2AError.invalid_params(f"{part.path}.text must be a string")
-    return Part(text=text, metadata=_metadata(part))
-
-
-def _metadata(document: Params) -> dict[str, Any] | None:
-    found = document.optional_object("metadata")
-    return found.document if found is not None else None
 
 
 def _parse_timestamp(params: Params, name: str) -> datetime | None:

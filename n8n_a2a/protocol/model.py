@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -39,12 +40,56 @@ class Role(enum.Enum):
     AGENT = "agent"
 
 
+class PartKind(enum.Enum):
+    TEXT = "text"
+    DATA = "data"
+    FILE = "file"
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """A file: its name ("" without one), media type, and its bytes or a URL (never both).
+
+    `size` is the bytes' length. What a task keeps of a file may lack the bytes (`content`
+    None, `size` still set): it keeps a caller's file's name, type and size only.
+    """
+
+    name: str
+    media_type: str
+    content: bytes | None = None
+    url: str | None = None
+    size: int | None = None
+
+    @classmethod
+    def of_bytes(cls, name: str, media_type: str, content: bytes) -> FileContent:
+        return cls(name, media_type, content=content, size=len(content))
+
+    def without_bytes(self) -> FileContent:
+        return replace(self, content=None)
+
+    @property
+    def base64(self) -> str:
+        """The bytes in standard base64 ("" for a file kept without them)."""
+        return base64.b64encode(self.content or b"").decode("ascii")
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
-    """A text part: the only kind this agent takes in or gives out (text/plain)."""
+    """One part of a message or an artifact: text, a JSON value (`data`), or a file."""
 
-    text: str
+    text: str = ""
     metadata: JSONObject | None = None
+    kind: PartKind = PartKind.TEXT
+    data: Any = None
+    file: FileContent | None = None
+
+    @classmethod
+    def of_data(cls, data: Any, metadata: JSONObject | None = None) -> Part:
+        return cls(metadata=metadata, kind=PartKind.DATA, data=data)
+
+    @classmethod
+    def of_file(cls, file: FileContent, metadata: JSONObject | None = None) -> Part:
+        return cls(metadata=metadata, kind=PartKind.FILE, file=file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +103,8 @@ class Message:
 
     @property
     def text(self) -> str:
-        """The text of all parts, one part a line: what the workflow receives."""
-        return "\n".join(part.text for part in self.parts)
+        """The text of the text parts, one part a line: what the workflow receives."""
+        return "\n".join(part.text for part in self.parts if part.kind is PartKind.TEXT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, text_only
+from .codec import Codec, Verb
 from .errors import A2AError
-from .model import JSONObject, Part, Role, StatusUpdate, TaskState
+from .media import Modes
+from .model import JSONObject, Part, PartKind, Role, StatusUpdate, TaskState
 from .params import Params
+from .parts import FileFields, data_part, file_marks, file_part, text_part
 from .push import (
     CreatePushConfig,
     DeletePushConfig,
@@ -17,6 +19,8 @@ from .push import (
     PushConfigPage,
 )
 from .push_params import push_authentication, push_config
+
+_FILE = FileFields(media_type="mimeType", name="name", content="bytes", url="uri")
 
 
 class V03Codec(Codec):
@@ -42,11 +46,18 @@ class V03Codec(Codec):
     state_names: ClassVar[dict[TaskState, str]] = {state: state.value for state in TaskState}
     role_names: ClassVar[dict[Role, str]] = {Role.USER: "user", Role.AGENT: "agent"}
 
-    def decode_part(self, part: Params) -> Part:
+    def decode_part(self, part: Params, modes: Modes) -> Part:
         kind = part.document.get("kind")
-        if kind not in ("text", "file", "data"):
-            raise A2AError.invalid_params(f"{part.path}.kind must be 'text', 'file' or 'data'")
-        return text_only(part, kind)
+        if kind == "text":
+            return text_part(part, modes)
+        if kind == "data":
+            data = part.document.get("data")
+            if not isinstance(data, dict):
+                raise A2AError.invalid_params(f"{part.path}.data must be an object")
+            return data_part(part, data, modes)
+        if kind == "file":
+            return file_part(part, part.required_object("file"), _FILE, modes)
+        raise A2AError.invalid_params(f"{part.path}.kind must be 'text', 'file' or 'data'")
 
     def decode_blocking(self, configuration: Params) -> bool:
         # v0.3 leaves the default to the server; the clients send true and so do we.
@@ -54,9 +65,23 @@ class V03Codec(Codec):
         return True if blocking is None else blocking
 
     def encode_part(self, part: Part) -> JSONObject:
-        document: JSONObject = {"kind": "text", "text": part.text}
-        if part.metadata:
-            document["metadata"] = part.metadata
+        document: JSONObject
+        if part.kind is PartKind.DATA:
+            # v0.3's DataPart.data is an object: any other JSON value goes inside one.
+            data = part.data if isinstance(part.data, dict) else {"value": part.data}
+            document = {"kind": "data", "data": data}
+        elif part.file is not None:
+            file = part.file
+            content = {"uri": file.url} if file.url is not None else {"bytes": file.base64}
+            content["mimeType"] = file.media_type
+            if file.name:
+                content["name"] = file.name
+            document = {"kind": "file", "file": content}
+        else:
+            document = {"kind": "text", "text": part.text}
+        metadata = file_marks(part)
+        if metadata:
+            document["metadata"] = metadata
         return document
 
     def tag(self, document: JSONObject, kind: str) -> JSONObject:

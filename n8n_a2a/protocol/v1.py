@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .codec import Codec, Verb, text_only
+from .codec import Codec, Verb
 from .errors import A2AError
-from .model import JSONObject, Part, Role, TaskState
+from .media import Modes
+from .model import JSONObject, Part, PartKind, Role, TaskState
 from .params import Params
+from .parts import FileFields, data_part, file_marks, file_part, text_part
 from .push import (
     CreatePushConfig,
     DeletePushConfig,
@@ -22,6 +24,7 @@ from .push import (
 from .push_params import push_authentication, push_config
 
 _PART_KINDS = ("text", "raw", "url", "data")
+_FILE = FileFields(media_type="mediaType", name="filename", content="raw", url="url")
 
 
 class V1Codec(Codec):
@@ -50,21 +53,36 @@ class V1Codec(Codec):
     }
     role_names: ClassVar[dict[Role, str]] = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT"}
 
-    def decode_part(self, part: Params) -> Part:
+    def decode_part(self, part: Params, modes: Modes) -> Part:
         kinds = [kind for kind in _PART_KINDS if kind in part.document]
         if len(kinds) != 1:
             raise A2AError.invalid_params(
                 f"{part.path} must have exactly one of text, raw, url or data"
             )
-        return text_only(part, kinds[0])
+        if kinds[0] == "text":
+            return text_part(part, modes)
+        if kinds[0] == "data":
+            return data_part(part, part.document["data"], modes)
+        return file_part(part, part, _FILE, modes)
 
     def decode_blocking(self, configuration: Params) -> bool:
         return not configuration.optional_bool("returnImmediately")
 
     def encode_part(self, part: Part) -> JSONObject:
-        document: JSONObject = {"text": part.text}
-        if part.metadata:
-            document["metadata"] = part.metadata
+        document: JSONObject
+        if part.kind is PartKind.DATA:
+            document = {"data": part.data}
+        elif part.file is not None:
+            file = part.file
+            document = {"url": file.url} if file.url is not None else {"raw": file.base64}
+            document["mediaType"] = file.media_type
+            if file.name:
+                document["filename"] = file.name
+        else:
+            document = {"text": part.text}
+        metadata = file_marks(part)
+        if metadata:
+            document["metadata"] = metadata
         return document
 
     def tag(self, document: JSONObject, kind: str) -> JSONObject:

@@ -22,6 +22,7 @@ from ..protocol.model import (
     ArtifactUpdate,
     ListTasks,
     Message,
+    Part,
     StatusUpdate,
     Task,
     TaskEvent,
@@ -48,25 +49,33 @@ def encoded_size(task: Task) -> int:
     messages = task.history + ((task.status.message,) if task.status.message else ())
     for message in messages:
         strings += (message.message_id, message.task_id, message.context_id, message.metadata)
-        strings += [(part.text, part.metadata) for part in message.parts]
+        strings += map(_part_strings, message.parts)
         size += _MESSAGE_BYTES + _PART_BYTES * len(message.parts)
     for artifact in task.artifacts:
         strings += (artifact.artifact_id, artifact.name)
-        strings += [(part.text, part.metadata) for part in artifact.parts]
+        strings += map(_part_strings, artifact.parts)
         size += _MESSAGE_BYTES + _PART_BYTES * len(artifact.parts)
     return size + len(json.dumps(strings, ensure_ascii=False).encode())
+
+
+def _part_strings(part: Part) -> object:
+    """What of a part goes on the wire as written: its text, metadata, data and file."""
+    file = part.file
+    if file is None:
+        return (part.text, part.metadata, part.data)
+    return (part.metadata, file.name, file.media_type, file.url, file.base64)
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
     """A task's next status and what comes with it: `history` (the caller's message that
-    starts a next turn) joins the history, then the status message; the artifact joins
+    starts a next turn) joins the history, then the status message; the artifacts join
     the artifacts, the metadata the task's metadata."""
 
     state: TaskState
     timestamp: datetime
     message: Message | None = None
-    artifact: Artifact | None = None
+    artifacts: tuple[Artifact, ...] = ()
     metadata: dict[str, Any] | None = None
     history: tuple[Message, ...] = ()
 
@@ -82,12 +91,12 @@ class Moved:
 def change_events(
     task_id: str, context_id: str, version: int, change: Change
 ) -> tuple[TaskEvent, ...]:
-    """The events a change makes of a task at `version`, numbered on from it: the artifact
-    first, then the status. Every store numbers them so."""
+    """The events a change makes of a task at `version`, numbered on from it: the artifacts
+    first, in order, then the status. Every store numbers them so."""
     events: list[TaskEvent] = []
-    if change.artifact is not None:
+    for artifact in change.artifacts:
         version += 1
-        events.append(ArtifactUpdate(task_id, context_id, change.artifact, version))
+        events.append(ArtifactUpdate(task_id, context_id, artifact, version))
     status = TaskStatus(change.state, change.timestamp, change.message)
     events.append(StatusUpdate(task_id, context_id, status, version + 1, change.metadata or None))
     return tuple(events)

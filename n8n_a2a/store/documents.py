@@ -7,15 +7,18 @@ absent, so that None and an empty value stay apart.
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from typing import Any
 
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
+    FileContent,
     JSONObject,
     Message,
     Part,
+    PartKind,
     Role,
     StatusUpdate,
     TaskEvent,
@@ -25,14 +28,49 @@ from ..protocol.model import (
 
 
 def part_doc(part: Part) -> JSONObject:
-    doc: JSONObject = {"text": part.text}
+    """A text part as `{text}`, as it always was; a data or file part with its `kind`."""
+    doc: JSONObject
+    if part.kind is PartKind.DATA:
+        doc = {"kind": "data", "data": part.data}
+    elif part.file is not None:
+        doc = {"kind": "file", **_file_doc(part.file)}
+    else:
+        doc = {"text": part.text}
     if part.metadata is not None:
         doc["metadata"] = part.metadata
     return doc
 
 
 def part_of(doc: JSONObject) -> Part:
+    kind = doc.get("kind", "text")
+    if kind == "data":
+        return Part.of_data(doc["data"], doc.get("metadata"))
+    if kind == "file":
+        return Part.of_file(_file_of(doc), doc.get("metadata"))
     return Part(doc["text"], doc.get("metadata"))
+
+
+def _file_doc(file: FileContent) -> JSONObject:
+    doc: JSONObject = {"name": file.name, "mediaType": file.media_type}
+    for key, value in (
+        ("base64", None if file.content is None else file.base64),
+        ("url", file.url),
+        ("size", file.size),
+    ):
+        if value is not None:
+            doc[key] = value
+    return doc
+
+
+def _file_of(doc: JSONObject) -> FileContent:
+    content = doc.get("base64")
+    return FileContent(
+        doc["name"],
+        doc["mediaType"],
+        content=None if content is None else base64.b64decode(content),
+        url=doc.get("url"),
+        size=doc.get("size"),
+    )
 
 
 def message_doc(message: Message) -> JSONObject:

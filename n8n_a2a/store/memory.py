@@ -57,7 +57,7 @@ class MemoryTaskStore:
             return None
         check_move(task_id, task.status.state, change.state)
         events = change_events(task.id, task.context_id, task.version, change)
-        artifacts = task.artifacts + ((change.artifact,) if change.artifact is not None else ())
+        artifacts = task.artifacts + change.artifacts
         status = TaskStatus(change.state, change.timestamp, change.message)
         moved = replace(
             task,

@@ -24,6 +24,7 @@ from .. import __version__
 from ..config import Settings
 from ..identity import Caller
 from ..outcome import HttpReply, Outcome, TransportFailure, WebhookReply
+from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from ..text import repair
 from .pool import StackPoolTransport
 
@@ -41,27 +42,47 @@ logging.getLogger("httpcore").setLevel(logging.INFO)
 
 @dataclass(frozen=True, slots=True)
 class WebhookRequest:
-    """What the workflow receives: the message text and the A2A ids to key a conversation on."""
+    """What the workflow receives: the message text, its data and files when it has any,
+    and the A2A ids to key a conversation on. `parts`: the message's, bytes and all."""
 
     text: str
     task_id: str
     context_id: str
     message_id: str
     skill_id: str
+    parts: tuple[Part, ...] = ()
 
     def body(self) -> bytes:
-        document = json.dumps(
-            {
-                "text": self.text,
-                "taskId": self.task_id,
-                "contextId": self.context_id,
-                "messageId": self.message_id,
-                "skillId": self.skill_id,
-            },
-            ensure_ascii=False,
-        )
+        """The JSON body. About as long as the A2A request it came in (which
+        ADAPTER_MAX_BODY_BYTES bounds): a file's base64 as it came, re-padded, and a few
+        keys for each of at most MAX_ATTACHMENTS data and file parts."""
+        request: JSONObject = {
+            "text": self.text,
+            "taskId": self.task_id,
+            "contextId": self.context_id,
+            "messageId": self.message_id,
+            "skillId": self.skill_id,
+        }
+        data = [part.data for part in self.parts if part.kind is PartKind.DATA]
+        files = [_file_entry(part.file) for part in self.parts if part.file is not None]
+        if data:
+            request["data"] = data
+        if files:
+            request["files"] = files
+        # Compact: data comes back no longer than the caller wrote it.
+        document = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
         # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
         return repair(document)[0].encode()
+
+
+def _file_entry(file: FileContent) -> JSONObject:
+    """`{name, mediaType, base64}` or `{name, mediaType, url}`: the adapter never fetches."""
+    entry: JSONObject = {"name": file.name, "mediaType": file.media_type}
+    if file.url is not None:
+        entry["url"] = file.url
+    else:
+        entry["base64"] = file.base64
+    return entry
 
 
 class WebhookClient:

@@ -8,6 +8,7 @@ import pytest
 
 from n8n_a2a import __version__
 from n8n_a2a.app.card import CachedCard, card_facts, card_paths, card_url, not_modified
+from n8n_a2a.protocol.media import Modes
 from tests.support.adapter import make_settings
 
 ISSUER = "https://login.example/realms/agents"
@@ -25,6 +26,8 @@ def test_the_facts_come_from_the_settings() -> None:
     assert facts.skill_examples == settings.skill_examples
     assert not facts.require_token
     assert card_facts(make_settings(require_token=True)).require_token
+    modes = card_facts(make_settings(input_modes=("application/json",))).modes
+    assert modes == Modes(("application/json",), ("text/plain",))
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from n8n_a2a.config import VARIABLES, ConfigError, Problem, doubts, load_settings
+from n8n_a2a.protocol.media import Modes
 from n8n_a2a.protocol.push import AllowList
 from tests.support.environments import GOOD, OIDC
 
@@ -28,6 +29,19 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.keep_alive_timeout, settings.request_read_timeout) == (75.0, 30.0)
     assert settings.send_timeout == 30.0
     assert settings.max_connections == 2 * (1024 + 1024)
+
+
+def test_text_in_text_out_unless_the_modes_are_set() -> None:
+    assert load_settings(GOOD).modes == Modes(("text/plain",), ("text/plain",))
+    environ = {
+        **GOOD,
+        "ADAPTER_INPUT_MODES": " text/plain, Application/JSON ,image/png,image/png",
+        "ADAPTER_OUTPUT_MODES": "*/*",
+    }
+    modes = load_settings(environ).modes
+    assert modes == Modes(("text/plain", "application/json", "image/png"), ("*/*",))
+    at_most = ",".join(f"a/b{n}" for n in range(32))
+    assert len(load_settings({**GOOD, "ADAPTER_INPUT_MODES": at_most}).input_modes) == 32
 
 
 def test_a_deployment_opts_in_to_questions() -> None:

@@ -1,5 +1,6 @@
 """The adapter in front of a real n8n 2.41: every outcome, the token, the context, the timeout,
-and a workflow that asks a question and takes the answer on the same task.
+a workflow that asks a question and takes the answer on the same task, and one that reads a
+CSV file and a JSON object and answers with a data object and a CSV file.
 
 Each test starts its own adapter (in this process) in front of one workflow of
 n8n/workflows/; the n8n behind them all is the session's, see conftest.py.
@@ -8,6 +9,7 @@ n8n/workflows/; the n8n behind them all is the session's, see conftest.py.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import uuid
@@ -370,3 +372,109 @@ async def test_without_the_setting_the_agents_question_is_off_contract(
     # Its answers keep the two-key contract: a strict adapter takes them.
     answered = await send(adapter, "2 pallets of salt?")
     assert answered["metadata"] == {"outcome": "ANSWERED"}
+
+
+STOCK_REPORT = "stock-report"
+#: The stock report's modes: text, JSON data and CSV files, in and out.
+PART_MODES = ("text/plain", "application/json", "text/csv")
+STOCK_CSV = "item,pallets\nflour,12\nsugar,3\nrice,0\nsalt,40\n"
+MINIMUM = {"minimum": 5}
+ASKED = "Which items need reordering?"
+REPORT = "2 of 4 items are below 5 pallets: sugar (3), rice (0). The reorder list is reorder.csv."
+BELOW = {
+    "minimum": 5,
+    "below": [
+        {"item": "sugar", "pallets": 3, "reorder": 2},
+        {"item": "rice", "pallets": 0, "reorder": 5},
+    ],
+}
+REORDER_CSV = "item,pallets,reorder\nsugar,3,2\nrice,0,5\n"
+
+
+def base64_of(text: str) -> str:
+    return base64.b64encode(text.encode()).decode("ascii")
+
+
+def decoded(encoded: str) -> str:
+    return base64.b64decode(encoded, validate=True).decode()
+
+
+def artifacts_by_name(task: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each artifact's parts by its name, in the task's order."""
+    return {artifact["name"]: artifact["parts"] for artifact in task["artifacts"]}
+
+
+def stock_report_v1() -> dict[str, Any]:
+    """A v1.0 SendMessage: the question, the minimum as a data part, the stock list as a
+    CSV file sent inline (`raw`, base64), as a chat bridge attaches one."""
+    document = send_v1(ASKED)
+    document["params"]["message"]["parts"] += [
+        {"data": MINIMUM},
+        {"raw": base64_of(STOCK_CSV), "filename": "stock.csv", "mediaType": "text/csv"},
+    ]
+    return document
+
+
+async def test_a_csv_file_and_a_json_object_in_a_data_object_and_a_csv_file_out(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    adapter = await start_adapter(
+        n8n.webhook(STOCK_REPORT), input_modes=PART_MODES, output_modes=PART_MODES
+    )
+    task = (await rpc(adapter, stock_report_v1(), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    artifacts = artifacts_by_name(task)
+    assert list(artifacts) == ["data", "reorder.csv", "answer"]
+    assert artifacts["answer"] == [{"text": REPORT}]
+    assert artifacts["data"] == [{"data": BELOW}]
+    [reorder] = artifacts["reorder.csv"]
+    assert decoded(reorder.pop("raw")) == REORDER_CSV
+    assert reorder == {"filename": "reorder.csv", "mediaType": "text/csv"}
+
+
+async def test_the_same_over_v03_file_and_data_parts(n8n: N8n, start_adapter: StartAdapter) -> None:
+    adapter = await start_adapter(
+        n8n.webhook(STOCK_REPORT), input_modes=PART_MODES, output_modes=PART_MODES
+    )
+    document = send_v03(ASKED)
+    document["params"]["message"]["parts"] += [
+        {"kind": "data", "data": MINIMUM},
+        {
+            "kind": "file",
+            "file": {"bytes": base64_of(STOCK_CSV), "name": "stock.csv", "mimeType": "text/csv"},
+        },
+    ]
+    task = (await rpc(adapter, document))["result"]
+    assert (task["status"]["state"], task["metadata"]) == ("completed", {"outcome": "ANSWERED"})
+    artifacts = artifacts_by_name(task)
+    assert artifacts["answer"] == [{"kind": "text", "text": REPORT}]
+    assert artifacts["data"] == [{"kind": "data", "data": BELOW}]
+    [reorder] = artifacts["reorder.csv"]
+    assert decoded(reorder["file"].pop("bytes")) == REORDER_CSV
+    assert reorder == {"kind": "file", "file": {"name": "reorder.csv", "mimeType": "text/csv"}}
+
+
+async def test_the_stock_report_without_its_file_and_data_says_what_it_needs(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    # A text-only adapter, as by default: the workflow answers, and no node fails.
+    adapter = await start_adapter(n8n.webhook(STOCK_REPORT))
+    task = await send(adapter, ASKED)
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    assert answer_of(task) == (
+        "I got no stock list and no minimum. Send the stock list as a CSV file (item,pallets) "
+        'and the minimum as JSON data, e.g. {"minimum": 5}.'
+    )
+
+
+async def test_a_data_and_file_reply_to_a_text_only_adapter_is_off_contract(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    # The adapter takes the parts in but lets the workflow answer text only.
+    adapter = await start_adapter(n8n.webhook(STOCK_REPORT), input_modes=PART_MODES)
+    task = (await rpc(adapter, stock_report_v1(), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["metadata"] == {"outcome": "OFF_CONTRACT"}
+    assert "its keys are ['answer', 'data', 'escalate', 'files']" in reason_of(task)
+    assert "artifacts" not in task

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.adapter import AdapterFactory
-from tests.support.stub_webhook import StubWebhook
-
 # The shared checks live in matrix.py: let pytest explain their failed asserts too.
 pytest.register_assert_rewrite("tests.interop.matrix")
+
+from tests.interop import matrix  # noqa: E402
+from tests.support.adapter import AdapterFactory  # noqa: E402
+from tests.support.stub_webhook import StubWebhook  # noqa: E402
 
 #: Seconds of silence after which the clients' adapter sends a keep-alive comment: short,
 #: so that a stream of a slow task carries some between its events (matrix.QUIET).
@@ -50,4 +51,12 @@ def _client_properties(request: pytest.FixtureRequest) -> None:
 async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
     """The adapter in front of the stub, with keep-alive comments after a short silence."""
     url: str = await start_adapter(stub.url, stream_keepalive=KEEPALIVE)
+    return url
+
+
+@pytest.fixture
+async def parts_adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
+    """The adapter in front of the stub, taking and giving the parts the clients send."""
+    modes = matrix.PARTS_MODES
+    url: str = await start_adapter(stub.url, input_modes=modes, output_modes=modes)
     return url

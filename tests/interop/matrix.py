@@ -12,11 +12,15 @@ below hold to the same standard, whatever the client. A task is reported as
 v0.3 state and role names; a stream as `{events: [...]}`, plus `error` if it ended in
 one, each event `{kind, taskId, state, final, statusRole, statusText, outcome,
 artifact}` (`kind` as v0.3 names it: task, status-update, artifact-update, message;
-`final` null where the client has no such field, as in v1.0).
+`final` null where the client has no such field, as in v1.0). The parts scenario sends
+the same message plainly (`sent`: the task, its artifacts as `{name, parts}`, each part
+in the shapes of PARTS_SENT) and streamed (`streamed`: `{artifacts, state}`, the
+artifact updates and the last state), or reports the error each ended in.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
 import json
@@ -73,6 +77,25 @@ FAILED_OUTCOMES = {
 }
 
 Result = dict[str, Any]
+
+# Parts beyond text: what every client sends beside the text `echo-parts` (the stub
+# answers it with what it received), in the shapes the workflow receives them
+# (docs/workflow-contract.md). The drivers build their own parts from these and report
+# each artifact's parts in the same shapes, a text part as `{"text": ...}` and a data
+# part as `{"data": ...}`.
+PARTS_TEXT = "echo-parts"
+PARTS_DATA = {"item": "flour", "pallets": 4, "urgent": True, "notes": None}
+PARTS_FILES = [
+    {
+        "name": "order.csv",
+        "mediaType": "text/csv",
+        "base64": base64.b64encode(b"item,pallets\nflour,4\n").decode(),
+    },
+    {"name": "invoice.pdf", "mediaType": "application/pdf", "url": "https://example.com/i/7.pdf"},
+]
+PARTS_SENT = {"text": PARTS_TEXT, "data": [PARTS_DATA], "files": PARTS_FILES}
+#: ADAPTER_INPUT_MODES and ADAPTER_OUTPUT_MODES that let all of them through, both ways.
+PARTS_MODES = ("text/plain", "application/json", "text/csv", "application/pdf")
 
 
 def pinned_python_version(package: str) -> str:
@@ -424,3 +447,46 @@ async def until_ready(adapter: str) -> None:
         with trio.fail_after(10):
             while (await client.get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110
                 await trio.sleep(0.02)
+
+
+def _check_parts_artifacts(artifacts: list[Result], what: str) -> None:
+    answer = f"1 data, {len(PARTS_FILES)} files"
+    expected = {
+        "answer": [{"text": answer}],
+        "data": [{"data": {"received": [PARTS_DATA]}}],
+        **{file["name"]: [file] for file in PARTS_FILES},
+    }
+    assert {a["name"]: a["parts"] for a in artifacts} == expected, what
+    assert len(artifacts) == len(expected), what
+    names = [file["name"] for file in PARTS_FILES]
+    assert [a["name"] for a in artifacts if a["name"] in names] == names, f"{what}: file order"
+
+
+def check_parts(result: Result, stub: StubWebhook) -> None:
+    """A data part and files beside the text reach the workflow in order, and its data and
+    files come back as artifacts the client reads with its own types, sent and streamed."""
+    task = _task(result["sent"], "a send with data and files")
+    assert (task["state"], task["outcome"]) == ("completed", "ANSWERED"), task
+    assert task["statusText"] == f"1 data, {len(PARTS_FILES)} files"
+    _check_parts_artifacts(task["artifacts"], "sent")
+    streamed = result["streamed"]
+    assert "error" not in streamed, streamed
+    assert streamed["state"] == "completed"
+    _check_parts_artifacts(streamed["artifacts"], "streamed")
+    assert len(stub.received) == 2
+    for received in stub.received:
+        assert {key: received.json.get(key) for key in PARTS_SENT} == PARTS_SENT
+
+
+def check_parts_refused(result: Result, stub: StubWebhook, *, error_type: str) -> None:
+    """With the default modes (text only) the data part, the first one not taken, is
+    refused by its index and type, sent or streamed, and nothing reaches the workflow.
+    `error_type`: the plain send's (some clients wrap an error a stream carries)."""
+    sent = _error(result["sent"], "a send with data and files to a text-only agent")
+    assert sent["type"] == error_type, sent
+    streamed = _error(result["streamed"], "the same, streamed")
+    for error in (sent, streamed):
+        assert error["code"] == -32005, error
+        assert "parts[1]" in error["message"], error
+        assert "application/json" in error["message"], error
+    assert stub.received == []

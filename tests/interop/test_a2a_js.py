@@ -10,6 +10,7 @@ its streams too (`sendMessageStream`, `resubscribeTask`: the card says it stream
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,21 @@ STREAM_METHODS = {
     "1.0": ("SendStreamingMessage", "SubscribeToTask"),
     "0.3": ("message/stream", "tasks/resubscribe"),
 }
-PARAMS = [
-    pytest.param(mode, marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, mode), id=mode)
-    for mode in MODES
-]
+
+
+def _modes(row: str = "") -> list[object]:
+    """Every mode, each marked with its client mode, and `row` after it."""
+    return [
+        pytest.param(
+            mode, marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, f"{mode}{row}"), id=mode
+        )
+        for mode in MODES
+    ]
+
+
+PARAMS = _modes()
+# A row of their own in the conformance table: the client's parts beyond text.
+PARTS_PARAMS = _modes(" parts")
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +136,26 @@ async def test_two_verified_callers_are_isolated(
     result = await _drive(client_dir, adapter, mode, *arguments, token=first)
     matrix.note_runtime(request, result)
     matrix.check_isolation(result, stub, token=first, lists=MODES[mode][0] == "1.0")
+
+
+@pytest.mark.parametrize("mode", PARTS_PARAMS)
+async def test_data_and_files_in_and_out(
+    client_dir: Path,
+    parts_adapter: str,
+    stub: StubWebhook,
+    mode: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    sent = json.dumps(matrix.PARTS_SENT)
+    result = await _drive(client_dir, parts_adapter, mode, "parts", sent)
+    matrix.note_runtime(request, result)
+    matrix.check_parts(result, stub)
+
+
+@pytest.mark.parametrize("mode", PARTS_PARAMS)
+async def test_a_part_the_modes_do_not_take_is_refused(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "parts", json.dumps(matrix.PARTS_SENT))
+    matrix.note_runtime(request, result)
+    matrix.check_parts_refused(result, stub, error_type="ContentTypeNotSupportedError")

@@ -8,6 +8,7 @@ card says `capabilities.streaming: true`; told `streaming=False` it sends `messa
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,24 @@ async def test_resubscribe(
     )
     assert (await matrix.methods_called(adapter))["tasks/resubscribe"] == 3
     await matrix.check_streams_closed(adapter)
+
+
+@pytest.mark.client("a2a-sdk (Python)", VERSION, "v0.3 parts")
+async def test_data_and_files_in_and_out(
+    python: Path, parts_adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(python, parts_adapter, "parts", json.dumps(matrix.PARTS_SENT))
+    matrix.note_runtime(request, result)
+    matrix.check_parts(result, stub)
+
+
+@pytest.mark.client("a2a-sdk (Python)", VERSION, "v0.3 parts")
+async def test_a_part_the_modes_do_not_take_is_refused(
+    python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(python, adapter, "parts", json.dumps(matrix.PARTS_SENT))
+    matrix.note_runtime(request, result)
+    matrix.check_parts_refused(result, stub, error_type="A2AClientJSONRPCError")
 
 
 @pytest.mark.not_a_client

@@ -117,9 +117,19 @@ def test_the_tck_row_counts_requirements_by_level(tmp_path: Path) -> None:
 
 def test_the_tck_workflow_answers_by_the_longest_matching_prefix() -> None:
     assert tck_workflow.reply_for("tck-artifact-file-url-1a2b") == {
-        "answer": "https://example.com/output.txt",
+        "answer": "output.txt",
         "escalate": False,
+        "files": [
+            {
+                "name": "output.txt",
+                "mediaType": "text/plain",
+                "url": "https://example.com/output.txt",
+            }
+        ],
     }
+    assert tck_workflow.reply_for("tck-artifact-file-1a2b")["files"] == [
+        {"name": "output.txt", "mediaType": "text/plain", "base64": "dGNr"}  # b"tck"
+    ]
     assert tck_workflow.reply_for("tck-input-required-1a2b") == {
         "answer": "Input required: send the next message on this task.",
         "escalate": False,
@@ -188,6 +198,37 @@ async def test_the_tck_workflow_drives_the_kits_input_required_fixtures(
         rests = [await first.rest(), await second.rest()]
     assert rests[0] == rests[1]
     assert kinds_v1(rests[0])[-1] == "statusUpdate TASK_STATE_COMPLETED"
+
+
+#: What the kit's DM-ART-001 scenarios look for in the task's parts (its
+#: tests/compatibility/core_operations/test_artifacts.py), by messageId prefix.
+KIT_ARTIFACTS: dict[str, dict[str, Any]] = {
+    "tck-artifact-text": {"text": "Generated text content"},
+    "tck-artifact-file": {"raw": "dGNr", "filename": "output.txt", "mediaType": "text/plain"},
+    "tck-artifact-file-url": {
+        "url": "https://example.com/output.txt",
+        "filename": "output.txt",
+        "mediaType": "text/plain",
+    },
+    "tck-artifact-data": {"data": {"key": "value", "count": 42}},
+}
+
+
+async def test_the_tck_workflow_makes_the_kits_artifacts(
+    nursery: trio.Nursery, start_adapter: AdapterFactory
+) -> None:
+    """Through the adapter with the modes docs/conformance.md runs the kit with: each
+    artifact scenario's task completes, its first artifact's first part the one the kit
+    looks for (DM-ART-001 reads `artifacts[0]` alone)."""
+    [url] = await nursery.start(tck_workflow.serve_workflow, "127.0.0.1", 0)
+    modes = ("text/plain", "application/json", "*/*")
+    adapter = await start_adapter(f"{url}/webhook/tck", output_modes=modes)
+    for prefix, expected in KIT_ARTIFACTS.items():
+        message = {"role": "ROLE_USER", "parts": [{"text": "TCK"}], "messageId": f"{prefix}-1"}
+        task = (await rpc(adapter, call("SendMessage", message=message), V1))["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", (prefix, task)
+        first = task["artifacts"][0]["parts"][0]
+        assert expected.items() <= first.items(), (prefix, task["artifacts"])
 
 
 def test_the_table_replaces_the_page_s_block_and_nothing_else() -> None:

@@ -5,12 +5,14 @@ its own event loop, as it would in another process. It reports what it sees in t
 client matrix's common shape (tests/interop/matrix.py), held to the same checks as the
 other clients. With its default settings it streams (`SendStreamingMessage`,
 `SubscribeToTask`, or their v0.3 twins), since the card says
-`capabilities.streaming: true`; told `streaming=False` it sends `SendMessage`.
+`capabilities.streaming: true`; told `streaming=False` it sends `SendMessage`. Beyond
+text it sends and reads data and files with the SDK's own part helpers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
@@ -19,7 +21,9 @@ import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.helpers import get_data_parts, new_data_part, new_raw_part, new_url_part
 from a2a.types import (
+    Artifact,
     CancelTaskRequest,
     GetTaskRequest,
     Message,
@@ -146,17 +150,25 @@ async def _stream(
 
 
 def _request(text: str, *, blocking: bool = True) -> SendMessageRequest:
-    message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)])
+    return _request_of([Part(text=text)], blocking=blocking)
+
+
+def _request_of(parts: list[Part], *, blocking: bool = True) -> SendMessageRequest:
+    message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
     return SendMessageRequest(
         message=message, configuration=SendMessageConfiguration(return_immediately=not blocking)
     )
 
 
-async def _send(client: Client, text: str, *, blocking: bool = True) -> Task:
-    [event] = [e async for e in client.send_message(_request(text, blocking=blocking))]
+async def _sent(client: Client, request: SendMessageRequest) -> Task:
+    [event] = [e async for e in client.send_message(request)]
     if event.WhichOneof("payload") != "task":
         raise TypeError(f"expected a task, got {event}")
     return event.task
+
+
+async def _send(client: Client, text: str, *, blocking: bool = True) -> Task:
+    return await _sent(client, _request(text, blocking=blocking))
 
 
 async def conversation(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
@@ -208,6 +220,64 @@ async def subscribe(streaming: Client, polling: Client, texts: list[str]) -> mat
     }
 
 
+def _parts(sent: matrix.Result) -> list[Part]:
+    """matrix.PARTS_SENT as the SDK's parts: the text, each data value, each file."""
+    parts = [Part(text=sent["text"]), *(new_data_part(value) for value in sent["data"])]
+    for file in sent["files"]:
+        named = {"media_type": file["mediaType"], "filename": file["name"]}
+        if "base64" in file:
+            parts.append(new_raw_part(base64.b64decode(file["base64"]), **named))
+        else:
+            parts.append(new_url_part(file["url"], **named))
+    return parts
+
+
+def _shape(part: Part) -> matrix.Result:
+    """A part the SDK read, back in matrix.PARTS_SENT's shapes."""
+    match part.WhichOneof("content"):
+        case "text":
+            return {"text": part.text}
+        case "data":
+            # A whole number comes back a float (protobuf's Value): equal, as JSON compares.
+            [data] = get_data_parts([part])
+            return {"data": data}
+        case "raw":
+            encoded = base64.b64encode(part.raw).decode()
+            return {"name": part.filename, "mediaType": part.media_type, "base64": encoded}
+        case _:
+            return {"name": part.filename, "mediaType": part.media_type, "url": part.url}
+
+
+def _artifact(artifact: Artifact) -> matrix.Result:
+    return {"name": artifact.name, "parts": [_shape(p) for p in artifact.parts]}
+
+
+async def _sent_parts(client: Client) -> matrix.Result:
+    try:
+        task = await _sent(client, _request_of(_parts(matrix.PARTS_SENT)))
+    except Exception as error:
+        return {"error": _error(error)}
+    return {"task": {**_task(task), "artifacts": [_artifact(a) for a in task.artifacts]}}
+
+
+async def _streamed_parts(client: Client) -> matrix.Result:
+    artifacts, state = [], None
+    try:
+        async for event in client.send_message(_request_of(_parts(matrix.PARTS_SENT))):
+            if event.HasField("artifact_update"):
+                artifacts.append(_artifact(event.artifact_update.artifact))
+            elif event.HasField("status_update"):
+                state = _state(event.status_update.status.state)
+    except Exception as error:
+        return {"error": _error(error)}
+    return {"artifacts": artifacts, "state": state}
+
+
+async def parts(streaming: Client, polling: Client, texts: list[str]) -> matrix.Result:
+    """Text, data and files (matrix.PARTS_SENT), sent and streamed: every artifact's parts."""
+    return {"sent": await _sent_parts(polling), "streamed": await _streamed_parts(streaming)}
+
+
 Scenario = Callable[[Client, Client, list[str]], Awaitable[matrix.Result]]
 
 
@@ -234,15 +304,26 @@ async def _drive(adapter: str, v03: bool, scenario: Scenario, *texts: str) -> ma
     return result
 
 
-MODES = pytest.mark.parametrize(
-    "v03",
-    [
-        pytest.param(False, marks=pytest.mark.client(SDK, SDK_VERSION, "v1.0"), id="v1.0"),
-        pytest.param(
-            True, marks=pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat"), id="v0.3-compat"
-        ),
-    ],
-)
+def _transports(row: str = "") -> pytest.MarkDecorator:
+    """Both transports (`v03`), each marked with its client mode, and `row` after it."""
+    return pytest.mark.parametrize(
+        "v03",
+        [
+            pytest.param(
+                False, marks=pytest.mark.client(SDK, SDK_VERSION, f"v1.0{row}"), id="v1.0"
+            ),
+            pytest.param(
+                True,
+                marks=pytest.mark.client(SDK, SDK_VERSION, f"v0.3 compat{row}"),
+                id="v0.3-compat",
+            ),
+        ],
+    )
+
+
+MODES = _transports()
+# A row of their own in the conformance table: the clients' parts beyond text.
+PARTS_MODES = _transports(" parts")
 
 
 def _methods(v03: bool) -> tuple[str, str, str]:
@@ -313,3 +394,16 @@ async def test_polls_a_non_blocking_task(adapter: str, stub: StubWebhook, v03: b
     assert "working" in [task["state"] for task in polled[1:]]
     assert polled[-1]["state"] == "completed"
     assert polled[-1]["artifacts"] == [{"name": "answer", "texts": ["slept"]}]
+
+
+@PARTS_MODES
+async def test_data_and_files_in_and_out(parts_adapter: str, stub: StubWebhook, v03: bool) -> None:
+    matrix.check_parts(await _drive(parts_adapter, v03, parts), stub)
+
+
+@PARTS_MODES
+async def test_a_part_the_modes_do_not_take_is_refused(
+    adapter: str, stub: StubWebhook, v03: bool
+) -> None:
+    result = await _drive(adapter, v03, parts)
+    matrix.check_parts_refused(result, stub, error_type="ContentTypeNotSupportedError")

@@ -7,6 +7,7 @@ from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
 from n8n_a2a.protocol.card import CardFacts, agent_card
+from n8n_a2a.protocol.media import Modes
 
 FACTS = CardFacts(
     agent_name="Supply agent",
@@ -104,3 +105,29 @@ def test_a_required_bearer_token_is_a_requirement_in_both_shapes() -> None:
 
 def test_the_card_names_the_version_it_is_given() -> None:
     assert agent_card(FACTS, legacy_fields=False)["version"] == "1.2.3"
+
+
+def test_the_modes_are_the_cards_and_the_skills_in_both_shapes() -> None:
+    modes = Modes(("text/plain", "application/json", "image/png"), ("text/plain", "text/csv"))
+    for legacy in (False, True):
+        card = agent_card(replace(FACTS, modes=modes), legacy_fields=legacy)
+        assert card["defaultInputModes"] == ["text/plain", "application/json", "image/png"]
+        assert card["defaultOutputModes"] == ["text/plain", "text/csv"]
+        [skill] = card["skills"]
+        assert (skill["inputModes"], skill["outputModes"]) == (
+            card["defaultInputModes"],
+            card["defaultOutputModes"],
+        )
+    parsed = json_format.ParseDict(
+        agent_card(replace(FACTS, modes=modes), legacy_fields=False), a2a_pb2.AgentCard()
+    )
+    assert list(parsed.default_input_modes) == list(modes.inputs)
+    v03_card = v03_types.AgentCard.model_validate(
+        agent_card(replace(FACTS, modes=modes), legacy_fields=True)
+    )
+    assert v03_card.default_output_modes == list(modes.outputs)
+
+
+def test_without_modes_the_card_says_text_in_text_out() -> None:
+    card = agent_card(FACTS, legacy_fields=False)
+    assert card["defaultInputModes"] == card["defaultOutputModes"] == ["text/plain"]

@@ -133,7 +133,7 @@ def test_snake_case_params_are_read_too() -> None:
             "SendMessage",
             v1_send(parts=[{"raw": "AA=="}]),
             ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-            "raw",
+            "parts[0] is a file part",
         ),
         ("SendMessage", v1_send(messageId=""), ErrorCode.INVALID_PARAMS, "messageId"),
         ("SendMessage", v1_send(contextId=5), ErrorCode.INVALID_PARAMS, "contextId"),
@@ -359,7 +359,7 @@ def test_subscribe_decodes(codec: Codec, method: str) -> None:
             "SendStreamingMessage",
             v1_send(parts=[{"raw": "AA=="}]),
             ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-            "raw",
+            "parts[0] is a file part",
         ),
         (
             V03,

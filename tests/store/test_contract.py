@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     Artifact,
     ArtifactUpdate,
+    FileContent,
     ListTasks,
     Message,
     Part,
@@ -75,7 +77,9 @@ def new_task(
 def answer(clock: Callable[[], datetime], text: str = "12 pallets") -> Change:
     reply = Message("m-2", Role.AGENT, (Part(text),))
     artifact = Artifact("a-1", "answer", (Part(text),))
-    return Change(TaskState.COMPLETED, clock(), reply, artifact, metadata={"outcome": "ANSWERED"})
+    return Change(
+        TaskState.COMPLETED, clock(), reply, (artifact,), metadata={"outcome": "ANSWERED"}
+    )
 
 
 async def finished(store: TaskStore, clock: Callable[[], datetime], text: str = "x") -> str:
@@ -112,6 +116,35 @@ async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory
     )
     assert done.task.version == 3
     assert await store.get(task.id) == done.task
+
+
+async def test_data_and_file_parts_read_back_as_written(make_store: StoreFactory) -> None:
+    """A kept file without its bytes, one with them, one by URL, and data of every JSON kind:
+    each reads back equal, its events too, whichever store."""
+    clock = Ticking()
+    store = make_store(clock=clock)
+    kept = FileContent("scan.png", "image/png", size=3)
+    user = Message("m-1", Role.USER, (Part("see"), Part.of_file(kept), Part.of_data([1, None])))
+    task = replace(new_task(clock), history=(user,))
+    await store.create(task)
+    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
+    assert working is not None
+    made = (
+        Artifact("a-1", "answer", (Part("done"),)),
+        Artifact("a-2", "data", (Part.of_data({"n": 1.5, "s": "é", "t": True}),)),
+        Artifact(
+            "a-3", "r.csv", (Part.of_file(FileContent.of_bytes("r.csv", "text/csv", b"a,b")),)
+        ),
+        Artifact("a-4", "file", (Part.of_file(FileContent("", "image/png", url="http://x/y")),)),
+        Artifact("a-5", "data", (Part.of_data(None, {"m": 1}),)),
+    )
+    change = Change(TaskState.COMPLETED, clock(), Message("m-2", Role.AGENT, (Part("done"),)), made)
+    done = await store.move(task.id, working.task.version, change)
+    assert done is not None
+    assert done.task.artifacts == made
+    assert [event.sequence for event in done.events] == [2, 3, 4, 5, 6, 7]
+    assert await store.get(task.id) == done.task
+    assert (await store.get(task.id)).history[0] == user
 
 
 async def waiting(store: TaskStore, clock: Callable[[], datetime]) -> Task:

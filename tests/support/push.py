@@ -86,8 +86,8 @@ class Board:
         """Move the task; with an answer, its artifact comes first (two events), as at the end."""
         task = await self.store.get(task_id)
         reply = Message(f"r-{task.version}", Role.AGENT, (Part(answer or state.value),), task_id)
-        artifact = Artifact("a-1", "answer", (Part(answer),)) if answer else None
-        change = Change(state, MOMENT, message=reply, artifact=artifact)
+        artifacts = (Artifact("a-1", "answer", (Part(answer),)),) if answer else ()
+        change = Change(state, MOMENT, message=reply, artifacts=artifacts)
         moved = await self.store.move(task_id, task.version, change)
         assert moved is not None
         for event in moved.events:

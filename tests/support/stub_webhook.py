@@ -4,7 +4,9 @@ The message text picks the reply, so one adapter in front of it reaches every
 outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `silent`,
 `n8n-error`, `not-registered`, `http-503`, `off-contract-json`, `off-contract-text`,
 `redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
-one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`; compressed
+one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`, `echo-parts`
+(the request's `data` and `files` back: `data` as `{"received": [...]}`, `files` as they
+came; the adapter needs input and output modes that allow them); compressed
 whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
 `gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
 anything else is echoed as the answer.
@@ -77,13 +79,14 @@ class StubWebhook:
         self.received.append(Received(headers, body, scope["client"][1]))
         self._note()
         try:
-            text = json.loads(body).get("text", "")
+            request = json.loads(body)
+            text = request.get("text", "")
         except ValueError:
-            text = ""
+            request, text = {}, ""
         if text == "hold":
             await self._hold(receive)
             return
-        status, content_type, reply, extra = await self._reply(text, headers)
+        status, content_type, reply, extra = await self._reply(text, headers, request)
         response_headers = [(b"content-type", content_type.encode()), *extra]
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": reply})
@@ -100,9 +103,11 @@ class StubWebhook:
             self._note()
 
     async def _reply(
-        self, text: str, headers: dict[str, str]
+        self, text: str, headers: dict[str, str], request: dict[str, Any]
     ) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
         json_type = "application/json; charset=utf-8"
+        if text == "echo-parts":
+            return 200, json_type, _echo_parts(request), []
         verb, _, argument = text.partition(":")
         if verb == "answer":
             return 200, json_type, _contract(argument, escalate=False), []
@@ -164,6 +169,15 @@ _WBITS = {"gzip": 31, "deflate": 15, "raw-deflate": -15}
 
 def _contract(answer: str, *, escalate: bool) -> bytes:
     return json.dumps({"answer": answer, "escalate": escalate}).encode()
+
+
+def _echo_parts(request: dict[str, Any]) -> bytes:
+    """The request's data and files back: one data artifact and a file artifact each."""
+    data = request.get("data", [])
+    files = request.get("files", [])
+    answer = f"{len(data)} data, {len(files)} files"
+    reply = {"answer": answer, "escalate": False, "data": {"received": data}, "files": files}
+    return json.dumps(reply).encode()
 
 
 def _echo_token(token: str, how: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ import trustme
 
 from n8n_a2a.identity import Caller
 from n8n_a2a.outcome import HttpReply, Outcome, TransportFailure
+from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook.client import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
 from tests.support.adapter import make_settings
 from tests.support.stub_webhook import StubWebhook, start_stub_webhook
@@ -41,6 +43,33 @@ async def test_the_body_and_headers(stub: StubWebhook) -> None:
     assert "authorization" not in received.headers
     assert received.headers["traceparent"] == trace[0][1]
     assert received.headers["tracestate"] == "k=v"
+
+
+def test_data_and_files_join_the_body_in_order_only_when_present() -> None:
+    parts = (
+        Part("see"),
+        Part.of_data({"sku": "F-1"}),
+        Part.of_file(FileContent.of_bytes("", "image/png", b"\x89PNG")),
+        Part.of_data([1]),
+        Part.of_file(FileContent("r.csv", "text/csv", url="https://files.example/r.csv")),
+    )
+    body = json.loads(WebhookRequest("see", "t-1", "c-1", "m-1", "s", parts).body())
+    assert body["text"] == "see"
+    assert body["data"] == [{"sku": "F-1"}, [1]]
+    assert body["files"] == [
+        {"name": "", "mediaType": "image/png", "base64": "iVBORw=="},
+        {"name": "r.csv", "mediaType": "text/csv", "url": "https://files.example/r.csv"},
+    ]
+    plain = json.loads(WebhookRequest("hi", "t-1", "c-1", "m-1", "s", (Part("hi"),)).body())
+    assert "data" not in plain and "files" not in plain
+
+
+def test_a_files_base64_in_the_body_is_about_as_long_as_in_the_request() -> None:
+    content = bytes(range(256)) * 3000
+    sent = base64.b64encode(content).decode()
+    parts = (Part.of_file(FileContent.of_bytes("f", "application/pdf", content)),)
+    body = WebhookRequest("", "t-1", "c-1", "m-1", "s", parts).body()
+    assert len(sent) < len(body) < len(sent) + 200
 
 
 async def test_a_redirect_is_not_followed(stub: StubWebhook) -> None:

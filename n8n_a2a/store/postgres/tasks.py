@@ -130,7 +130,7 @@ class PostgresTaskStore(PostgresLeases):
                 Json(message_doc(m))
                 for m in (*change.history, *((change.message,) if change.message else ()))
             ],
-            "made": [] if change.artifact is None else [Json(artifact_doc(change.artifact))],
+            "made": [Json(artifact_doc(artifact)) for artifact in change.artifacts],
             "metadata": Jsonb(change.metadata or {}),
             "finished": change.timestamp if lifecycle.is_terminal(change.state) else None,
             # The replica that moves a task to run takes its lease; one that ends it, or

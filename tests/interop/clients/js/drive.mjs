@@ -9,12 +9,16 @@
 //   node drive.mjs BASE_URL TOKEN MODE subscribe HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
+//   node drive.mjs BASE_URL TOKEN MODE parts SENT_JSON
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
 // its v0.3 interface, so the SDK's v0.3 transport is the one that talks).
 // `conversation` and `cancel` use sendMessage, `stream` sendMessageStream and
-// `subscribe` resubscribeTask, which stream because the card says it can.
+// `subscribe` resubscribeTask, which stream because the card says it can. `parts` sends
+// with sendMessage and with sendMessageStream a text part, a data part per `data` value
+// and a file part per `files` entry of SENT_JSON (in the shapes the workflow receives),
+// and reports each artifact's parts in those shapes.
 // The result's shape is the same for every client driver (see tests/interop/matrix.py).
 
 import { randomUUID } from "node:crypto";
@@ -125,19 +129,17 @@ async function stream(events, afterFirst) {
   return { events: seen };
 }
 
-const message = (text) => ({
-  messageId: randomUUID(),
-  role: ROLE_USER,
-  parts: [{ content: { $case: "text", value: text } }],
-});
+const messageOf = (parts) => ({ messageId: randomUUID(), role: ROLE_USER, parts });
+const message = (text) => messageOf([{ content: { $case: "text", value: text } }]);
 
-async function send(client, text, { blocking = true, push = undefined } = {}) {
+async function send(client, text, options) {
+  return sendMessage(client, message(text), options);
+}
+
+async function sendMessage(client, sent, { blocking = true, push = undefined } = {}) {
   const configuration = { returnImmediately: !blocking };
   if (push) configuration.taskPushNotificationConfig = push;
-  const result = await client.sendMessage({
-    message: message(text),
-    configuration,
-  });
+  const result = await client.sendMessage({ message: sent, configuration });
   // A Task has `status`; a Message (which this agent never sends) does not.
   if (!result?.status) throw new Error(`expected a task, got ${JSON.stringify(result)}`);
   return result;
@@ -258,7 +260,58 @@ async function push(client, [text, token, okUrl, flakyUrl, deadUrl, ...refusedUr
   return { sent, flaky, dead, deadMs, created, got, listed, afterDelete, refused };
 }
 
-const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push };
+// SENT_JSON's text, each data value and each file as the SDK's parts.
+function partsOf(sent) {
+  const part = (content, filename = "", mediaType = "") => ({ content, filename, mediaType });
+  const file = (f) =>
+    "base64" in f
+      ? { $case: "raw", value: Buffer.from(f.base64, "base64") }
+      : { $case: "url", value: f.url };
+  return [
+    part({ $case: "text", value: sent.text }),
+    ...sent.data.map((value) => part({ $case: "data", value })),
+    ...sent.files.map((f) => part(file(f), f.name, f.mediaType)),
+  ];
+}
+
+// A part the SDK read, back in SENT_JSON's shapes.
+function shape(p) {
+  const { $case: kind, value } = p.content ?? {};
+  if (kind === "text") return { text: value };
+  if (kind === "data") return { data: value };
+  const named = { name: p.filename, mediaType: p.mediaType };
+  if (kind === "raw") return { ...named, base64: Buffer.from(value).toString("base64") };
+  return { ...named, url: value };
+}
+
+const partsArtifact = (a) => ({ name: a.name, parts: a.parts.map(shape) });
+
+// SENT_JSON sent (sendMessage) and streamed (sendMessageStream): every artifact's parts,
+// or the error each ended in.
+async function parts(client, [sentJson]) {
+  const toSend = () => messageOf(partsOf(JSON.parse(sentJson)));
+  let sent;
+  try {
+    const t = await sendMessage(client, toSend());
+    sent = { task: { ...task(t), artifacts: (t.artifacts ?? []).map(partsArtifact) } };
+  } catch (e) {
+    sent = { error: error(e) };
+  }
+  const artifacts = [];
+  let state = null;
+  try {
+    for await (const e of client.sendMessageStream({ message: toSend() })) {
+      const { $case: kind, value } = e?.payload ?? {};
+      if (kind === "artifactUpdate") artifacts.push(partsArtifact(value.artifact));
+      if (kind === "statusUpdate") state = STATES[value.status?.state] ?? null;
+    }
+  } catch (e) {
+    return { sent, streamed: { error: error(e) } };
+  }
+  return { sent, streamed: { artifacts, state } };
+}
+
+const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push, parts };
 
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);

@@ -7,10 +7,14 @@ the project's, since a2a-sdk 0.3 and 1.x cannot share one. Usage:
     python drive.py BASE_URL TOKEN cancel ANSWER_TEXT HOLD_TEXT
     python drive.py BASE_URL TOKEN stream TEXT...
     python drive.py BASE_URL TOKEN subscribe HOLD_TEXT
+    python drive.py BASE_URL TOKEN parts SENT_JSON
 
-`conversation` and `cancel` use a client configured with `streaming=False` (message/send);
-`stream` and `subscribe` the client's defaults, which stream (message/stream,
-tasks/resubscribe) because the card says `capabilities.streaming: true`.
+`conversation` and `cancel` use a client configured with `streaming=False`
+(message/send); `stream` and `subscribe` the client's defaults, which stream
+(message/stream, tasks/resubscribe) because the card says `capabilities.streaming: true`.
+`parts` sends, with each, a text part, a DataPart per `data` value and a FilePart per
+`files` entry of SENT_JSON (in the shapes the workflow receives), and reports each
+artifact's parts in those shapes.
 The result's shape is the same for every client driver (see tests/interop/matrix.py).
 """
 
@@ -29,6 +33,11 @@ from a2a.client import A2ACardResolver, BaseClient, ClientConfig, ClientFactory
 from a2a.client.client import ClientEvent
 from a2a.client.errors import A2AClientJSONRPCError
 from a2a.types import (
+    Artifact,
+    DataPart,
+    FilePart,
+    FileWithBytes,
+    FileWithUri,
     Message,
     MessageSendConfiguration,
     Part,
@@ -152,12 +161,76 @@ def _message(text: str) -> Message:
 
 
 async def _send(client: BaseClient, text: str, *, blocking: bool = True) -> Task:
+    return await _sent(client, _message(text), blocking=blocking)
+
+
+async def _sent(client: BaseClient, message: Message, *, blocking: bool = True) -> Task:
     configuration = MessageSendConfiguration(blocking=blocking)
-    events = [e async for e in client.send_message(_message(text), configuration=configuration)]
+    events = [e async for e in client.send_message(message, configuration=configuration)]
     if len(events) != 1 or not isinstance(events[0], tuple):
         raise TypeError(f"expected one task event, got {events!r}")
     task, _update = events[0]
     return task
+
+
+def _parts(sent: JSON) -> list[Part]:
+    """The text, each data value and each file of SENT_JSON as the SDK's parts."""
+    parts = [Part(root=TextPart(text=sent["text"]))]
+    parts += [Part(root=DataPart(data=value)) for value in sent["data"]]
+    for file in sent["files"]:
+        named = {"name": file["name"], "mime_type": file["mediaType"]}
+        content = (
+            FileWithBytes(bytes=file["base64"], **named)
+            if "base64" in file
+            else FileWithUri(uri=file["url"], **named)
+        )
+        parts.append(Part(root=FilePart(file=content)))
+    return parts
+
+
+def _shape(part: Part) -> JSON:
+    """A part the SDK read, back in SENT_JSON's shapes."""
+    root = part.root
+    if isinstance(root, TextPart):
+        return {"text": root.text}
+    if isinstance(root, DataPart):
+        return {"data": root.data}
+    file = root.file
+    named = {"name": file.name or "", "mediaType": file.mime_type or ""}
+    if isinstance(file, FileWithBytes):
+        return named | {"base64": file.bytes}
+    return named | {"url": file.uri}
+
+
+def _artifact(artifact: Artifact) -> JSON:
+    return {"name": artifact.name, "parts": [_shape(p) for p in artifact.parts]}
+
+
+def _parts_message(sent: JSON) -> Message:
+    return Message(role=Role.user, message_id=str(uuid.uuid4()), parts=_parts(sent))
+
+
+async def parts(polling: BaseClient, streaming: BaseClient, sent: JSON) -> JSON:
+    """Text, data and files sent (message/send) and streamed (message/stream): every
+    artifact's parts, or the error each ended in."""
+    try:
+        task = await _sent(polling, _parts_message(sent))
+        plain = {"task": _task(task) | {"artifacts": [_artifact(a) for a in task.artifacts or []]}}
+    except Exception as error:
+        plain = {"error": _error(error)}
+    artifacts: list[JSON] = []
+    state = None
+    try:
+        async for event in streaming.send_message(_parts_message(sent)):
+            update = event[1] if isinstance(event, tuple) else None
+            if isinstance(update, TaskArtifactUpdateEvent):
+                artifacts.append(_artifact(update.artifact))
+            elif isinstance(update, TaskStatusUpdateEvent):
+                state = update.status.state.value
+        streamed: JSON = {"artifacts": artifacts, "state": state}
+    except Exception as error:
+        streamed = {"error": _error(error)}
+    return {"sent": plain, "streamed": streamed}
 
 
 async def conversation(client: BaseClient, texts: list[str]) -> JSON:
@@ -232,6 +305,8 @@ async def main(base_url: str, token: str, scenario: str, texts: list[str]) -> JS
             result |= await conversation(polling, texts)
         elif scenario == "cancel":
             result |= await cancel(polling, *texts)
+        elif scenario == "parts":
+            result |= await parts(polling, streaming, json.loads(texts[0]))
         elif scenario == "stream":
             result |= await stream(streaming, texts)
         else:
