@@ -7,10 +7,11 @@ PostgreSQL store (`n8n-a2a-pg`, on a PostgreSQL this starts once, durable settin
 on disk, on the clients' core), any --adapter variants, and the SDK server doing the
 same job. Servers run on one core, the stub and every load client
 on the other. Per target and run: startup to a served card, idle RSS, blocking
-SendMessage at concurrency 1 (latency added over direct) and at 64 (throughput),
-memory growth per completed task, N concurrent sends against a slow webhook (time to
-all done, peak RSS), and last a streaming SendStreamingMessage at 64 (throughput, CPU
-per stream, p99 to the stream's end); for the PostgreSQL store also how long an event
+SendMessage at concurrency 1 (latency added over direct) and at 64 (throughput), the
+same send over the HTTP+JSON binding at 64, memory growth per completed task, N
+concurrent sends against a slow webhook (time to all done, peak RSS), and last a
+streaming SendStreamingMessage at 64 (throughput, CPU per stream, p99 to the stream's
+end); for the PostgreSQL store also how long an event
 made on one replica takes to reach a subscriber on another. The table gives medians
 over the runs. Start it with bench/run.
 

@@ -62,6 +62,20 @@ def _compared(stats: Stats, a: str, b: str, metrics: Sequence[tuple[str, str]]) 
     return f"{a} / {b}: " + ", ".join(parts)
 
 
+def _rest_over_jsonrpc(stats: Stats, target: str) -> str | None:
+    """One target's blocking sends at c=N over HTTP+JSON against JSON-RPC; None without both."""
+    parts = []
+    for rest, rpc, label in (
+        ("rest_rps", "cn_rps", "rps c=N"),
+        ("rest_cpu_ms", "cn_cpu_ms", "cpu/req c=N"),
+    ):
+        top, bottom = stats.median(target, rest), stats.median(target, rpc)
+        if top is None or not bottom:
+            return None
+        parts.append(f"{label} {top / bottom:.3g}x")
+    return f"{target} HTTP+JSON / JSON-RPC: " + ", ".join(parts)
+
+
 def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
     lines = []
     names = [target.name for target in targets]
@@ -75,6 +89,7 @@ def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
                 ("cn_rps", "rps c=N"),
                 ("c1_rps", "rps c=1"),
                 ("stream_rps", "stream rps c=N"),
+                ("rest_rps", "rest rps c=N"),
                 ("added_p50_ms", "+p50"),
                 ("idle_mib", "idle"),
                 ("peak_mib", "peak"),
@@ -91,6 +106,7 @@ def ratios(stats: Stats, targets: Sequence[Target]) -> list[str]:
             lines.append(_compared(stats, target.name, "n8n-a2a", against_memory))
     if "sdk" in names and "direct" in names:
         lines.append(_compared(stats, "sdk", "direct", _RPS))
+    lines += [line for t in targets if (line := _rest_over_jsonrpc(stats, t.name)) is not None]
     return lines
 
 

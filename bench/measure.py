@@ -16,8 +16,9 @@ from figures import Sample
 from loads import Load, errors_of, inflight, rate, wrk
 from procs import cpu_seconds_of, rss_kib, settle
 from settings import SLOW_MARKER, Settings
-from targets import Target, check_answer, serving, streams
-from wire import A2A_HEADERS, http_post, post_request, rpc_body
+from streamed import streamed_reply, streamed_reply_direct
+from targets import Target, check_answer, serves_rest, serving, streams
+from wire import A2A_HEADERS, REST_SEND_PATH, http_post, post_request, rpc_body
 
 
 def measure(
@@ -37,7 +38,13 @@ def measure(
             stub_port, "/webhook/bench", files["webhook"], files["webhook-slow"], False, '"answer"'
         )
         check_answer(load, files["webhook"].read_bytes())
-        return _measure_load(load, settings, None, say)
+        direct = _measure_load(load, settings, None, say)
+        direct.update(
+            streamed_reply_direct(
+                stub_port, load.path, settings.streamed_replies, settings.client_core
+            )
+        )
+        return direct
     load = Load(
         0,
         "/",
@@ -51,9 +58,11 @@ def measure(
     with serving(target, settings, webhook_url, logs, store_url) as (process, port, ready_ms):
         load = replace(load, port=port)
         check_answer(load, files["a2a"].read_bytes())
+        rest = replace(load, path=REST_SEND_PATH, body_file=files["a2a-rest"])
+        served = rest if serves_rest(rest, say) else None
         time.sleep(1.0)  # let start-up garbage settle before reading idle memory
         sample: Sample = {"ready_ms": ready_ms, "idle_mib": rss_kib(process.pid) / 1024}
-        sample.update(_measure_load(load, settings, process.pid, say))
+        sample.update(_measure_load(load, settings, process.pid, say, served))
         # The peak of the blocking sends alone: the streams come after, as a workload of
         # their own.
         sample["peak_mib"] = rss_kib(process.pid, "VmHWM") / 1024
@@ -63,8 +72,32 @@ def measure(
         # The slow sends the client gave up on may still be running: wait for them.
         settle(process.pid, settings.inflight_timeout_s)
         if streams(load, say):
-            sample.update(_measure_streams(load, settings, process.pid))
-        return sample
+            sample.update(_at_concurrency("stream", load, settings, process.pid, stream=True))
+    sample.update(_streamed(target, settings, webhook_url, logs, store_url, say))
+    return sample
+
+
+def _streamed(
+    target: Target,
+    settings: Settings,
+    webhook_url: str,
+    logs: Path,
+    store_url: str | None,
+    say: Callable[[str], None],
+) -> Sample:
+    """A streamed reply through an adapter of its own, one that reads the webhook's reply
+    as n8n's streamed lines (the sdk server has no such thing)."""
+    if target.kind != "adapter":
+        return {}
+    try:
+        with serving(target, settings, webhook_url, logs, store_url, streaming=True) as served:
+            process, port, _ = served
+            return streamed_reply(
+                port, settings.streamed_replies, process.pid, settings.client_core
+            )
+    except RuntimeError as error:  # an n8n-a2a from before ADAPTER_WEBHOOK_STREAMING
+        say(f"      no streamed reply measured: {error}")
+        return {}
 
 
 def cross_replica_events(port: int, other: int, count: int) -> Sample:
@@ -113,21 +146,32 @@ def _timed(
     pid: int | None,
     *,
     stream: bool = False,
+    warm_up: bool = True,
 ) -> tuple[dict[str, float], float]:
     """A warm-up, then a wrk run timed: its summary and the server's CPU seconds over it."""
-    wrk(load, settings, connections, settings.warmup_s, stream=stream)
+    if warm_up:
+        wrk(load, settings, connections, settings.warmup_s, stream=stream)
     used = _cpu(pid)
     summary = wrk(load, settings, connections, seconds, stream=stream)
     return summary, _cpu(pid) - used
 
 
 def _measure_load(
-    load: Load, settings: Settings, pid: int | None, say: Callable[[str], None]
+    load: Load,
+    settings: Settings,
+    pid: int | None,
+    say: Callable[[str], None],
+    rest: Load | None = None,
 ) -> Sample:
-    """Blocking sends at c=1 and c=N, the memory a task leaves behind (servers only), then
-    the slow sends."""
+    """Blocking sends at c=1 and c=N, the same over HTTP+JSON at c=N (`rest`: a target that
+    serves it), the memory a task leaves behind (servers only), then the slow sends."""
     c1, c1_cpu = _timed(load, settings, 1, settings.c1_s, pid)
     cn, cn_cpu = _timed(load, settings, settings.concurrency, settings.c64_s, pid)
+    # Right after JSON-RPC's c=N, so that both bindings meet the server in the same state;
+    # that run warmed it at the same concurrency, so no warm-up of its own.
+    rest_figures = (
+        {} if rest is None else _at_concurrency("rest", rest, settings, pid, warm_up=False)
+    )
     sample: Sample = {
         "c1_rps": rate(c1),
         "c1_p50_ms": c1["p50_us"] / 1000,
@@ -136,6 +180,7 @@ def _measure_load(
         "cn_p50_ms": cn["p50_us"] / 1000,
         "cn_p99_ms": cn["p99_us"] / 1000,
         "errors": float(errors_of(c1) + errors_of(cn)),
+        **rest_figures,
     }
     if pid is not None:
         # The server's own CPU per request: what its throughput would be on a quiet core,
@@ -187,12 +232,22 @@ def _slow_sends(
     return sample
 
 
-def _measure_streams(load: Load, settings: Settings, pid: int) -> Sample:
-    """Streaming sends at concurrency N, each timed to its stream's end: like c=N above."""
-    summary, used = _timed(load, settings, settings.concurrency, settings.c64_s, pid, stream=True)
+def _at_concurrency(
+    name: str,
+    load: Load,
+    settings: Settings,
+    pid: int | None,
+    *,
+    stream: bool = False,
+    warm_up: bool = True,
+) -> Sample:
+    """One more load at concurrency N, like c=N above, as `<name>_rps`, `_cpu_ms`, `_p99_ms`
+    and `_errors`: streaming sends (each timed to its stream's end), or REST sends."""
+    n = settings.concurrency
+    summary, used = _timed(load, settings, n, settings.c64_s, pid, stream=stream, warm_up=warm_up)
     return {
-        "stream_rps": rate(summary),
-        "stream_cpu_ms": _ms_each(used, summary["requests"]),
-        "stream_p99_ms": summary["p99_us"] / 1000,
-        "stream_errors": float(errors_of(summary)),
+        f"{name}_rps": rate(summary),
+        f"{name}_cpu_ms": _ms_each(used, summary["requests"]),
+        f"{name}_p99_ms": summary["p99_us"] / 1000,
+        f"{name}_errors": float(errors_of(summary)),
     }

@@ -18,7 +18,7 @@ from measure import measure
 from procs import machine_busy_seconds, own_cpu_seconds, pinned, stop
 from settings import BENCH, CHECKOUT, SLOW_MARKER, Settings
 from targets import Target
-from wire import send_message_body, webhook_body
+from wire import rest_send_body, send_message_body, webhook_body
 
 if TYPE_CHECKING:
     from tests.support.postgres_server import PostgresServer
@@ -85,6 +85,7 @@ def _body_files(work: Path) -> dict[str, Path]:
         "a2a": send_message_body("hello"),
         "a2a-slow": send_message_body(SLOW_MARKER),
         "a2a-stream": send_message_body("hello", "SendStreamingMessage"),
+        "a2a-rest": rest_send_body("hello"),
     }
     paths = {name: work / f"{name}.json" for name in files}
     for name, body in files.items():

@@ -1,10 +1,11 @@
 """The comparison target: the same job done with the official a2a-sdk 1.3.0 server.
 
-Starlette on uvicorn, the SDK's DefaultRequestHandler (its v2) with InMemoryTaskStore,
-and an AgentExecutor that POSTs each message to the webhook with httpx (one shared
-client, configured like n8n-a2a's: no connection limit, 64 kept alive, 60 s timeout)
-and completes the task with the answer as artifact `answer`. What a developer would
-write following the SDK's own samples; used only by bench.py.
+Starlette on uvicorn, the SDK's JSON-RPC and HTTP+JSON routes, its DefaultRequestHandler
+(its v2) with InMemoryTaskStore, and an AgentExecutor that POSTs each message to the
+webhook with httpx (one shared client, configured like n8n-a2a's: no connection limit,
+64 kept alive, 60 s timeout) and completes the task with the answer as artifact
+`answer`. What a developer would write following the SDK's own samples; used only by
+bench.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_messa
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
 from starlette.applications import (  # type: ignore[import-not-found, unused-ignore]
@@ -65,13 +70,14 @@ class WebhookExecutor(AgentExecutor):
 
 
 def agent_card(url: str) -> AgentCard:
-    """A card like n8n-a2a's: one skill, JSON-RPC, streaming (SendStreamingMessage)."""
+    """A card like n8n-a2a's: one skill, JSON-RPC then HTTP+JSON, streaming."""
     return AgentCard(
         name="Bench agent",
         description="The a2a-sdk server in front of the bench webhook.",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
@@ -85,7 +91,7 @@ def agent_card(url: str) -> AgentCard:
 
 
 def create_app(webhook_url: str, public_url: str) -> Starlette:
-    """The Starlette app: the card route and the JSON-RPC route at `/`."""
+    """The Starlette app: the card route, the JSON-RPC route at `/`, the HTTP+JSON routes."""
     client = httpx.AsyncClient(
         timeout=httpx.Timeout(60.0),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
@@ -97,7 +103,12 @@ def create_app(webhook_url: str, public_url: str) -> Starlette:
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url="/"),
+        # Last: they end in a catch-all mount of `/{tenant}/...`.
+        *create_rest_routes(handler),
+    ]
     return Starlette(routes=routes)
 
 

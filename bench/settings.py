@@ -25,6 +25,7 @@ class Settings:
     inflight: int = 1000
     inflight_timeout_s: float = 20.0
     events: int = 100  # cross-replica event probes (PostgreSQL store)
+    streamed_replies: int = 10  # streamed replies of 50 items, over SSE and blocking each
     delay_s: float = 0.0
     slow_s: float = 2.0
     server_core: str = "0"
@@ -42,4 +43,5 @@ SMOKE = Settings(
     inflight_timeout_s=5.0,
     slow_s=0.5,
     events=10,
+    streamed_replies=1,
 )

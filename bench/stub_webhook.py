@@ -4,7 +4,11 @@ A bare asyncio protocol (on uvloop when installed) that answers every POST with
 `{"answer":"ok","escalate":false}`, keep-alive, after an optional fixed delay. A
 body containing SLOW_MARKER is answered after the slow delay instead, so one stub
 serves both the throughput runs and the in-flight run without restarting the
-servers in front of it. It must cost far less than any target: it shares a core
+servers in front of it. A body containing STREAM_MARKER is answered as n8n's Webhook node
+answers in its `streaming` response mode, a chunked reply of JSON lines: `begin`, then
+STREAM_ITEMS `item` lines STREAM_SPACING seconds apart, then `end`. Each item's content is
+`@<time.monotonic_ns() as it was written>;`, so a client on the same machine reads how
+long each took to reach it. It must cost far less than any target: it shares a core
 with the load client.
 """
 
@@ -12,11 +16,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
+import time
 from typing import cast
 
 #: A message text containing this makes the stub take --slow seconds.
 SLOW_MARKER = b"bench-slow"
+#: A message text containing this makes the stub stream its reply, as n8n does.
+STREAM_MARKER = b"bench-stream"
+STREAM_ITEMS = 50
+STREAM_SPACING = 0.010
 ANSWER = b'{"answer":"ok","escalate":false}'
 _RESPONSE = (
     b"HTTP/1.1 200 OK\r\n"
@@ -51,7 +61,10 @@ class _Webhook(asyncio.Protocol):
                 return
             body = self._buffer[end + 4 : whole]
             self._buffer = self._buffer[whole:]
-            self._answer(self._slow if SLOW_MARKER in body else self._delay)
+            if STREAM_MARKER in body:
+                self._stream()
+            else:
+                self._answer(self._slow if SLOW_MARKER in body else self._delay)
 
     def _answer(self, delay: float) -> None:
         transport = self._transport
@@ -61,6 +74,44 @@ class _Webhook(asyncio.Protocol):
             transport.write(_RESPONSE)
         else:
             asyncio.get_running_loop().call_later(delay, _write, transport)
+
+    def _stream(self) -> None:
+        transport = self._transport
+        if transport is None:
+            return
+        transport.write(_STREAM_HEAD + _chunk("begin"))
+        asyncio.get_running_loop().call_later(STREAM_SPACING, _write_item, transport, 0)
+
+
+#: The head n8n 2.41's Webhook node writes in streaming mode.
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\n"
+    b"Content-Type: application/json; charset=utf-8\r\n"
+    b"Transfer-Encoding: chunked\r\n"
+    b"Cache-Control: no-cache\r\n"
+    b"\r\n"
+)
+
+
+def _chunk(kind: str, content: str | None = None) -> bytes:
+    """One of n8n's lines (`JSON.stringify(chunk) + "\\n"`) as one HTTP chunk."""
+    metadata = {"nodeId": "bench", "nodeName": "AI Agent", "itemIndex": 0, "runIndex": 0}
+    document: dict[str, object] = {"type": kind}
+    if content is not None:
+        document["content"] = content
+    document["metadata"] = {**metadata, "timestamp": int(time.time() * 1000)}
+    line = json.dumps(document, separators=(",", ":")).encode() + b"\n"
+    return b"%x\r\n%s\r\n" % (len(line), line)
+
+
+def _write_item(transport: asyncio.Transport, index: int) -> None:
+    if transport.is_closing():
+        return
+    transport.write(_chunk("item", f"@{time.monotonic_ns()};"))
+    if index + 1 < STREAM_ITEMS:
+        asyncio.get_running_loop().call_later(STREAM_SPACING, _write_item, transport, index + 1)
+    else:
+        transport.write(_chunk("end") + b"0\r\n\r\n")
 
 
 def _write(transport: asyncio.Transport) -> None:

@@ -18,6 +18,9 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("cn_rps", "rps c=N", "{:.0f}"),
     ("cn_cpu_ms", "cpu/req c=N ms", "{:.2f}"),
     ("cn_p99_ms", "p99 c=N ms", "{:.1f}"),
+    ("rest_rps", "rest rps c=N", "{:.0f}"),
+    ("rest_cpu_ms", "rest cpu/req c=N ms", "{:.2f}"),
+    ("rest_p99_ms", "rest p99 c=N ms", "{:.1f}"),
     ("idle_mib", "idle MiB", "{:.1f}"),
     ("peak_mib", "peak MiB", "{:.1f}"),
     ("ready_ms", "ready ms", "{:.0f}"),
@@ -31,6 +34,12 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("stream_rps", "stream rps c=N", "{:.0f}"),
     ("stream_cpu_ms", "cpu/stream c=N ms", "{:.2f}"),
     ("stream_p99_ms", "stream p99 c=N ms", "{:.1f}"),
+    ("chunk_p50_ms", "chunk p50 ms", "{:.2f}"),
+    ("chunk_p99_ms", "chunk p99 ms", "{:.2f}"),
+    ("chunk_cpu_ms", "cpu/chunk ms", "{:.3f}"),
+    ("chunk_block_p50_ms", "chunk block p50 ms", "{:.1f}"),
+    ("chunk_block_p99_ms", "chunk block p99 ms", "{:.1f}"),
+    ("chunk_block_cpu_ms", "cpu/chunk block ms", "{:.3f}"),
 ]
 
 

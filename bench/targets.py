@@ -35,9 +35,14 @@ class Target:
 
 
 def server_command(
-    target: Target, port: int, webhook_url: str, store_url: str | None = None
+    target: Target,
+    port: int,
+    webhook_url: str,
+    store_url: str | None = None,
+    streaming: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment that serve `target` on `port`."""
+    """The command line and environment that serve `target` on `port` (`streaming`: an
+    adapter that reads the webhook's reply as n8n's streamed lines)."""
     environment = dict(os.environ)
     if target.kind == "sdk":
         command = [
@@ -67,17 +72,24 @@ def server_command(
     )
     if store_url is not None:
         environment["ADAPTER_STORE_URL"] = store_url
+    if streaming:
+        environment["ADAPTER_WEBHOOK_STREAMING"] = "true"
     return [sys.executable, "-m", "n8n_a2a"], environment
 
 
 @contextmanager
 def serving(
-    target: Target, settings: Settings, webhook_url: str, logs: Path, store_url: str | None = None
+    target: Target,
+    settings: Settings,
+    webhook_url: str,
+    logs: Path,
+    store_url: str | None = None,
+    streaming: bool = False,
 ) -> Iterator[tuple[subprocess.Popen[bytes], int, float]]:
     """Start the target's server on the server core; yield it, its port and ms to a card
     (with a shared store: to ready, the store connected)."""
     port = free_port()
-    command, environment = server_command(target, port, webhook_url, store_url)
+    command, environment = server_command(target, port, webhook_url, store_url, streaming)
     ready_path = "/readyz" if store_url is not None else CARD_PATH
     log = (logs / f"{target.name}-{port}.log").open("wb")
     began = time.perf_counter()
@@ -129,3 +141,19 @@ def streams(load: Load, say: Callable[[str], None]) -> bool:
         say(f"      does not stream: {reply[:200].decode(errors='replace')}")
         return False
     raise RuntimeError(f"unexpected stream on {load.url}: {reply[:300]!r}")
+
+
+def serves_rest(load: Load, say: Callable[[str], None]) -> bool:
+    """Whether the target answers a blocking send over HTTP+JSON (`load`'s path and body)
+    with the completed task.
+
+    An answer without a task (a server without the binding, such as an n8n-a2a from before
+    it under --adapter) leaves its REST columns empty; any other wrong answer stops the
+    bench, as on JSON-RPC."""
+    _, reply = http_post(load.port, load.path, load.body_file.read_bytes(), A2A_HEADERS)
+    if load.expect.encode() in reply and b'"ok"' in reply:
+        return True
+    if b'"task"' not in reply:
+        say(f"      does not serve HTTP+JSON: {reply[:200].decode(errors='replace')}")
+        return False
+    raise RuntimeError(f"unexpected answer on {load.url}: {reply[:300]!r}")

@@ -23,11 +23,23 @@ def rpc_body(method: str, params: dict[str, object]) -> bytes:
     return json.dumps(document).encode()
 
 
+#: Where the HTTP+JSON binding takes a blocking send, under the public URL (spec §11).
+REST_SEND_PATH = "/message:send"
+
+
+def _send_params(text: str) -> dict[str, object]:
+    """A v1.0 send's params; the same messageId every time (neither server minds)."""
+    return {"message": {"role": "ROLE_USER", "messageId": "bench-1", "parts": [{"text": text}]}}
+
+
 def send_message_body(text: str, method: str = "SendMessage") -> bytes:
-    """A v1.0 blocking SendMessage (or SendStreamingMessage); the same messageId every time
-    (neither server minds)."""
-    message = {"role": "ROLE_USER", "messageId": "bench-1", "parts": [{"text": text}]}
-    return rpc_body(method, {"message": message})
+    """A v1.0 blocking SendMessage (or SendStreamingMessage) over JSON-RPC."""
+    return rpc_body(method, _send_params(text))
+
+
+def rest_send_body(text: str) -> bytes:
+    """The same blocking send over HTTP+JSON: the params alone, for POST REST_SEND_PATH."""
+    return json.dumps(_send_params(text)).encode()
 
 
 def post_request(path: str, body: bytes, headers: dict[str, str]) -> bytes:

@@ -4,7 +4,8 @@ It installs n8n once per machine (`n8n/run install`, minutes the first time), st
 on 127.0.0.1 with the example workflows in n8n/workflows/, and puts one `n8n-a2a`
 process in front of each workflow it shows, configured by environment only, as in
 production. The caller is the official a2a-sdk client; like a chat bridge, it sends the
-answer to a question on the task that asked it, and attaches files beside its text.
+answer to a question on the task that asked it, attaches files beside its text, and
+streams a reply that the workflow writes a piece at a time.
 """
 
 from __future__ import annotations
@@ -26,9 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.helpers import get_data_parts, new_data_part, new_raw_part
-from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import (
+    AgentCard,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 
 RUN_N8N = Path(__file__).resolve().parents[1] / "n8n" / "run"
 TOKEN = "demo.subject-token.for-the-workflow"
@@ -41,7 +51,8 @@ class Scene:
     """One workflow, what it shows, and what the caller says to it (with or without a token).
 
     `attached`: parts the caller sends beside the text of each message. `environment`: the
-    adapter's settings for this scene, over the supply agent's.
+    adapter's settings for this scene, over the supply agent's. `streams`: the caller sends
+    SendStreamingMessage and shows each piece of the answer as it arrives.
     """
 
     title: str
@@ -49,6 +60,7 @@ class Scene:
     said: tuple[tuple[str, bool], ...]
     attached: tuple[Part, ...] = ()
     environment: Mapping[str, str] = field(default_factory=dict)
+    streams: bool = False
 
 
 SCENES = (
@@ -83,6 +95,19 @@ SCENES = (
             "ADAPTER_INPUT_MODES": "text/plain,application/json,text/csv",
             "ADAPTER_OUTPUT_MODES": "text/plain,application/json,text/csv",
         },
+    ),
+    Scene(
+        "A workflow that streams: the stock list a line at a time, shown as n8n writes it",
+        "stock-stream",
+        (("What is in stock?", True),),
+        environment={
+            "ADAPTER_WEBHOOK_STREAMING": "true",
+            "ADAPTER_SKILL_ID": "stock_list",
+            "ADAPTER_SKILL_NAME": "Stock list",
+            "ADAPTER_SKILL_DESCRIPTION": "Every item in stock, a line at a time.",
+            "ADAPTER_SKILL_EXAMPLES": "What is in stock?",
+        },
+        streams=True,
     ),
     Scene(
         "The token reaches the workflow in X-Subject-Token, and only there",
@@ -122,7 +147,8 @@ async def talk(adapter_url: str, scene: Scene) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         card = await A2ACardResolver(http, adapter_url).get_agent_card()
         show_modes(card)
-        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        config = ClientConfig(streaming=scene.streams, httpx_client=http)
+        client = ClientFactory(config).create(card)
         for text, with_token in scene.said:
             http.headers.pop("Authorization", None)
             if with_token:
@@ -134,22 +160,37 @@ async def talk(adapter_url: str, scene: Scene) -> None:
                 task_id=waiting,
                 parts=[Part(text=text), *scene.attached],
             )
-            [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
-            task = event.task
-            said = task.status.message.parts[0].text if task.status.message.parts else ""
             notes = ("" if with_token else "   (no token)") + (
                 f"   (the same task {waiting[:8]}...)" if waiting else ""
             )
             print(f"   > {text}{notes}")
             for attached in described(scene.attached):
                 print(f"     + {attached}")
-            print(f"     {TaskState.Name(task.status.state)}: {said}")
+            task = await sent(client, SendMessageRequest(message=message), scene.streams)
+            said = task.status.message.parts[0].text if task.status.message.parts else ""
+            shown = " | ".join(said.splitlines())  # a streamed list, on one line
+            print(f"     {TaskState.Name(task.status.state)}: {shown}")
             for artifact in task.artifacts:  # the answer's text is said above
                 for carried in described(artifact.parts):
                     print(f"     = {carried}")
             asked = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
             waiting = task.id if asked else ""
         await client.close()
+
+
+async def sent(client: Client, request: SendMessageRequest, streams: bool) -> Task:
+    """The task a send ends with. A stream begins with the task as submitted and shows each
+    chunk of the answer as it arrives, with the seconds since the send; the finished task
+    is then what GetTask finds."""
+    began = time.monotonic()
+    task = Task()
+    async for event in client.send_message(request):
+        if event.HasField("task"):
+            task = event.task
+        elif event.artifact_update.artifact.parts and not event.artifact_update.last_chunk:
+            for part in event.artifact_update.artifact.parts:  # the last holds the whole text
+                print(f"     [{time.monotonic() - began:4.1f}s] {part.text!r}")
+    return await client.get_task(GetTaskRequest(id=task.id)) if streams else task
 
 
 def show_modes(card: AgentCard) -> None:

@@ -27,7 +27,7 @@ PUSH_RESULTS = (
 
 
 class Metrics:
-    """What /metrics shows: tasks by outcome, webhook latency, calls, table, JSON-RPC,
+    """What /metrics shows: tasks by outcome, webhook latency, calls, table, requests,
     streams, refused tokens."""
 
     def __init__(self) -> None:
@@ -48,8 +48,9 @@ class Metrics:
         )
         self._requests = Counter(
             "n8n_a2a_jsonrpc_requests",
-            "JSON-RPC requests answered, by method and error code (0: a result).",
-            ["method", "code"],
+            "A2A requests answered, by binding (jsonrpc, http_json), method (the v1.0 or v0.3"
+            " JSON-RPC name) and error code (0: a result).",
+            ["binding", "method", "code"],
             registry=self.registry,
         )
         self._auth_failures = Counter(
@@ -119,9 +120,9 @@ class Metrics:
     def webhook_answered(self, seconds: float) -> None:
         self._latency.observe(seconds)
 
-    def request_answered(self, method: str, code: int) -> None:
-        """Count a JSON-RPC answer; `method` must come from a bounded set of names."""
-        self._requests.labels(method, str(code)).inc()
+    def request_answered(self, binding: str, method: str, code: int) -> None:
+        """Count an answer; `binding` and `method` must come from bounded sets of names."""
+        self._requests.labels(binding, method, str(code)).inc()
 
     def auth_failed(self, reason: AuthReason) -> None:
         self._auth_failures.labels(reason.value).inc()

@@ -53,6 +53,7 @@ class Outcome(enum.Enum):
     SHUTDOWN = "SHUTDOWN"
     INPUT_EXPIRED = "INPUT_EXPIRED"
     LOST = "LOST"
+    NODE_ERROR = "NODE_ERROR"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,23 @@ class TransportFailure:
     subject_token: str | None = field(default=None, repr=False)
 
 
-WebhookReply = HttpReply | TransportFailure
+@dataclass(frozen=True, slots=True)
+class StreamedReply:
+    """The webhook streamed its reply as n8n's JSON lines (chunks.py read them): the text
+    of its items, or what went wrong (`problem`: the stream itself; `error`: an error
+    chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
+    to show. `truncated`: the text went past its bound."""
+
+    status: int
+    text: str
+    problem: str = ""
+    error: str = ""
+    raw: str = ""
+    truncated: bool = False
+    subject_token: str | None = field(default=None, repr=False)
+
+
+WebhookReply = HttpReply | TransportFailure | StreamedReply
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +148,8 @@ class _Allowed:
 def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
     if isinstance(reply, TransportFailure):
         return Verdict(reply.outcome, _transport_text(reply))
+    if isinstance(reply, StreamedReply):
+        return _judge_stream(reply, allowed)
     if 300 <= reply.status < 400:
         return Verdict(
             Outcome.REDIRECTED,
@@ -213,6 +232,44 @@ def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
     if asks:
         return Verdict(Outcome.INPUT_REQUIRED, answer)
     return Verdict(Outcome.ANSWERED, answer, parts=parts)
+
+
+def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
+    """A streamed reply: its text is the answer, or, when it is a JSON object, judged as a
+    reply read whole would be."""
+    raw = _quoted(reply.raw, reply.subject_token)
+    if reply.error:
+        return Verdict(
+            Outcome.NODE_ERROR,
+            f"A node of the workflow failed while it streamed its reply: {reply.error}. "
+            f"The text streamed before: {_quoted(reply.text, reply.subject_token) or '(none)'}",
+        )
+    why = reply.problem
+    if reply.truncated:
+        why = "the streamed text is larger than the adapter reads"
+    if why:
+        return Verdict(
+            Outcome.OFF_CONTRACT,
+            f"The workflow's streamed reply is off contract ({why}); expected n8n's stream "
+            "chunks, one JSON object a line (the Webhook node's response mode `streaming`). "
+            f"Raw stream (HTTP {reply.status}): {raw}",
+        )
+    if reply.text.lstrip().startswith("{"):
+        # Lone surrogates as U+FFFD first: JSON's "\\ud83d" is text, not a reason to refuse.
+        body = repair(reply.text)[0].encode()
+        return _judge_contract(HttpReply(reply.status, body, "streamed items"), allowed)
+    if not reply.text.strip():
+        return Verdict(
+            Outcome.SILENT,
+            f"The workflow streamed no text (HTTP {reply.status}): no node wrote an item "
+            "before the run ended.",
+        )
+    return Verdict(Outcome.ANSWERED, reply.text)
+
+
+def _quoted(text: str, token: str | None) -> str:
+    """Text to quote: the token redacted before the cut, which cannot leave a piece of it."""
+    return cut(redact(text, token), RAW_EXCERPT_CHARS)
 
 
 def _reply_parts(document: dict[str, Any], modes: Modes) -> tuple[tuple[Part, ...], str]:

@@ -18,8 +18,20 @@ from .identity import Owner
 from .keep import kept_message, kept_parts, kept_reply
 from .outcome import Outcome, Verdict
 from .protocol.errors import A2AError, ErrorCode
-from .protocol.model import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
+from .protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from .store import Change
+
+#: The name of the artifact that carries the workflow's text answer.
+ANSWER = "answer"
 
 # The verdicts the adapter gives in the workflow's place.
 CANCELED = Verdict(Outcome.CANCELED, "Canceled by the caller before the workflow answered.")
@@ -131,10 +143,13 @@ def state_for(outcome: Outcome) -> TaskState:
     return TaskState.FAILED
 
 
-def ended(task: Task, verdict: Verdict, now: datetime, max_text: int) -> Change:
+def ended(
+    task: Task, verdict: Verdict, now: datetime, max_text: int, answer_id: str | None = None
+) -> Change:
     """The change a verdict makes to `task`'s turn: the state it earns, the agent's message
     (and the artifacts, when completed: the data and files, then the answer), and the
-    outcome in the task's metadata."""
+    outcome in the task's metadata. `answer_id`: the id the answer's streamed chunks
+    carried, so that the whole answer replaces what they appended."""
     text, marks = kept_reply(verdict.text, verdict.repaired, max_text, task.metadata)
     parts, cuts = kept_parts(verdict.parts, max_text)
     if cuts:
@@ -154,13 +169,29 @@ def ended(task: Task, verdict: Verdict, now: datetime, max_text: int) -> Change:
         # The workflow's data and files come first, its text answer last: artifacts go by
         # their names, and a reader of the first artifact alone (the A2A TCK's DM-ART-001
         # checks `artifacts[0]`) meets what the workflow made, not the words about it.
-        artifacts = (*map(_artifact, parts), Artifact(new_id(), "answer", (Part(text),)))
+        answer = Artifact(answer_id or new_id(), ANSWER, (Part(text),))
+        artifacts = (*map(_artifact, parts), answer)
     return Change(
         state,
         now,
         message=reply,
         artifacts=artifacts,
         metadata={"outcome": verdict.outcome.value, **marks},
+    )
+
+
+def answer_chunk(task: Task, answer_id: str, text: str, first: bool) -> ArtifactUpdate:
+    """A piece of a streamed answer, relayed as it comes to the `working` task: the first
+    makes the artifact, the next ones append to it; none is the last, since the task's
+    end brings the whole answer (kept as any text, `append: false`) under the same id.
+    Numbered as the task's next move, so a stream that began with the task hears it."""
+    return ArtifactUpdate(
+        task.id,
+        task.context_id,
+        Artifact(answer_id, ANSWER, (Part(text),)),
+        task.version + 1,
+        append=not first,
+        last_chunk=False,
     )
 
 

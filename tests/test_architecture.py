@@ -20,7 +20,7 @@ PURE = sorted(
     m
     for m in MODULES
     if m.startswith("n8n_a2a.protocol")
-    or m in {"n8n_a2a.lifecycle", "n8n_a2a.outcome", "n8n_a2a.turns"}
+    or m in {"n8n_a2a.lifecycle", "n8n_a2a.outcome", "n8n_a2a.turns", "n8n_a2a.chunks"}
 )
 #: What does I/O (or runs it): none of it in the pure core.
 IO = {"trio", "httpx", "httpcore", "quart", "quart_trio", "hypercorn", "psycopg", "socket"}

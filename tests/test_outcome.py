@@ -10,6 +10,7 @@ from n8n_a2a.outcome import (
     RAW_EXCERPT_CHARS,
     HttpReply,
     Outcome,
+    StreamedReply,
     TransportFailure,
     Verdict,
     classify,
@@ -451,3 +452,62 @@ def test_the_token_is_redacted_from_data_and_file_names() -> None:
     assert data.data == {"token": "[redacted]", "bad": "\ufffd"}
     assert file.file == FileContent("[redacted].csv", "text/csv", url="http://x/?t=[redacted]")
     assert verdict.repaired
+
+
+# A streamed reply (ADAPTER_WEBHOOK_STREAMING): its text is the answer, its JSON the contract.
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome", "said"),
+    [
+        ("Yes: 12 pallets.", Outcome.ANSWERED, "Yes: 12 pallets."),
+        ('{"answer": "12", "escalate": false}', Outcome.ANSWERED, "12"),
+        (' {"answer": "30 is a lot", "escalate": true}', Outcome.ESCALATED, "30 is a lot"),
+        ('{"answer": "x", "escalate": false, "more": 1}', Outcome.OFF_CONTRACT, "streamed items"),
+        ("{not json", Outcome.OFF_CONTRACT, "not JSON"),
+        ("  ", Outcome.SILENT, "streamed no text"),
+        ("", Outcome.SILENT, "streamed no text"),
+    ],
+)
+def test_a_streamed_text_is_judged_as_a_reply_read_whole(
+    text: str, outcome: Outcome, said: str
+) -> None:
+    verdict = classify(StreamedReply(200, text))
+    assert verdict.outcome is outcome
+    assert said in verdict.text
+
+
+def test_a_streamed_question_asks_where_the_deployment_allows_it() -> None:
+    streamed = StreamedReply(200, '{"answer": "Which?", "escalate": false, "inputRequired": true}')
+    assert classify(streamed).outcome is Outcome.OFF_CONTRACT
+    verdict = classify(streamed, input_required=True)
+    assert (verdict.outcome, verdict.text) == (Outcome.INPUT_REQUIRED, "Which?")
+
+
+def test_a_stream_that_went_wrong_fails_with_its_raw_text() -> None:
+    verdict = classify(StreamedReply(200, "par", problem="a line is not JSON", raw="<html>"))
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "a line is not JSON" in verdict.text and "<html>" in verdict.text
+    assert state_for(verdict.outcome) is TaskState.FAILED
+
+
+def test_a_stream_past_its_bound_is_off_contract() -> None:
+    verdict = classify(StreamedReply(200, "x" * 10, truncated=True, raw="{...}"))
+    assert verdict.outcome is Outcome.OFF_CONTRACT and "larger than" in verdict.text
+
+
+def test_an_error_chunk_fails_with_the_nodes_words_and_the_text_before() -> None:
+    verdict = classify(StreamedReply(200, "partial ", error="The service is down"))
+    assert verdict.outcome is Outcome.NODE_ERROR
+    assert state_for(verdict.outcome) is TaskState.FAILED
+    assert "The service is down" in verdict.text and "partial" in verdict.text
+
+
+def test_the_token_is_redacted_from_a_streamed_reply() -> None:
+    token = "secret.token"
+    for streamed in (
+        StreamedReply(200, f"your token is {token}", subject_token=token),
+        StreamedReply(200, "", problem="x", raw=f"line {token}", subject_token=token),
+        StreamedReply(200, token, error=f"bad {token}", subject_token=token),
+    ):
+        assert token not in classify(streamed).text

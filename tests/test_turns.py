@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from n8n_a2a.outcome import Outcome, Verdict
@@ -9,9 +11,11 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import FileContent, Message, Part, Role, Task, TaskState, TaskStatus
 from n8n_a2a.turns import (
     ADAPTER_FAILED,
+    ANSWER,
     CANCELED,
     CUT_BY_SHUTDOWN,
     LOST,
+    answer_chunk,
     check_turn,
     ended,
     first_turn,
@@ -217,3 +221,14 @@ def test_data_and_files_past_the_limit_are_cut_and_marked() -> None:
     assert change.artifacts[1].parts == (Part.of_file(FileContent("b.png", "image/png", size=300)),)
     alone = ended(a_task(S.WORKING), Verdict(Outcome.ANSWERED, "y", parts=(big,)), MOMENT, 10)
     assert alone.metadata == {"outcome": "ANSWERED", "cut": ["files"]}
+
+
+def test_a_streamed_answer_goes_in_chunks_then_whole_under_one_id() -> None:
+    task = replace(a_task(S.WORKING), version=1)
+    first = answer_chunk(task, "answer-1", "Yes", first=True)
+    then = answer_chunk(task, "answer-1", ", 12", first=False)
+    assert (first.sequence, first.append, first.last_chunk) == (2, False, False)
+    assert (then.append, then.last_chunk, then.artifact.name) == (True, False, ANSWER)
+    change = ended(task, Verdict(Outcome.ANSWERED, "Yes, 12"), MOMENT, 8192, "answer-1")
+    [whole] = change.artifacts
+    assert (whole.artifact_id, whole.parts[0].text) == ("answer-1", "Yes, 12")

@@ -1,8 +1,9 @@
 """The HTTP edge on quart-trio: one module per route family, composed here.
 
-card.py (the Agent Card), jsonrpc.py (the JSON-RPC endpoint, with streams.py for its event
-streams), health.py (health, readiness, metrics), errors.py (what no route answers);
-negotiation.py reads what every request asks for, operations.py does what it asks.
+card.py (the Agent Card), jsonrpc.py (the JSON-RPC endpoint) and rest.py (the HTTP+JSON
+binding), with streams.py for their event streams; health.py (health, readiness,
+metrics), errors.py (what no route answers); negotiation.py reads what every request
+asks for, operations.py does what it asks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from .edge import Edge
 from .errors import ErrorAnswers
 from .health import HealthRoutes
 from .jsonrpc import JsonRpcEndpoint
+from .rest import RestBinding
+from .streams import EventStreams
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
     from ..auth import OidcVerifier
@@ -40,7 +43,10 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     edge = Edge(settings, executor, metrics, push, verifier, store_problem)
     CardRoute(settings).add_to(app)
-    JsonRpcEndpoint(edge).add_to(app)
+    # One stream quota per caller, whichever binding opens its streams.
+    streams = EventStreams(edge)
+    JsonRpcEndpoint(edge, streams).add_to(app)
+    RestBinding(edge, streams).add_to(app)
     HealthRoutes(edge).add_to(app)
     ErrorAnswers(edge).add_to(app)
     return app

@@ -15,6 +15,10 @@ from ..metrics import Metrics
 from ..protocol.errors import A2AError
 from ..push.service import PushNotifications
 
+#: The bindings, as metrics and logs name them.
+JSONRPC = "jsonrpc"
+HTTP_JSON = "http_json"
+
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
     from ..auth import OidcVerifier
 
@@ -33,11 +37,12 @@ class Edge:
     verifier: OidcVerifier | None
     store_problem: Callable[[], str | None]
 
-    def log_refusal(self, method: str, error: A2AError) -> None:
+    def log_refusal(self, binding: str, method: str, error: A2AError) -> None:
         """Count and log an A2A error answered to a caller, in whatever binding or stream."""
-        self.metrics.request_answered(method, error.code)
-        fields = {"event": "rpc_error", "method": method, "code": int(error.code)}
-        logger.info("JSON-RPC error %d: %s", error.code, error.message, extra={"fields": fields})
+        self.metrics.request_answered(binding, method, error.code)
+        code = int(error.code)
+        fields = {"event": "rpc_error", "binding": binding, "method": method, "code": code}
+        logger.info("A2A error %d: %s", error.code, error.message, extra={"fields": fields})
 
 
 def json_response(body: bytes, status: int = 200) -> Response:

@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.versions import V1
+from . import rest
 from .edge import Edge, json_response
 from .jsonrpc import error_response, introduction, refuse
 from .negotiation import current
@@ -20,8 +21,8 @@ logger = logging.getLogger(__name__)
 
 
 class ErrorAnswers:
-    """413 as a JSON-RPC error, a GET of the endpoint told what to POST, other HTTP errors as
-    JSON, and an internal error without its traceback."""
+    """413 as an error of the request's binding, a GET of the endpoint told what to POST,
+    other HTTP errors as JSON, and an internal error without its traceback."""
 
     def __init__(self, edge: Edge) -> None:
         self._edge = edge
@@ -38,6 +39,8 @@ class ErrorAnswers:
                 f"The request body is larger than {settings.max_body_bytes} bytes "
                 "(ADAPTER_MAX_BODY_BYTES)",
             )
+            if rest.is_rest_request():
+                return rest.refuse(self._edge, too_large, status=413)
             return refuse(self._edge, None, current().codec, too_large, status=413)
         if error.code == 405 and request.method == "GET" and request.path == settings.rpc_path:
             return introduction(settings)
@@ -47,6 +50,9 @@ class ErrorAnswers:
         )
 
     async def internal_error(self, error: Exception) -> Response:
-        # The traceback goes to the log; the caller gets a JSON-RPC error without it.
+        # The traceback goes to the log; the caller gets its binding's error without it.
         logger.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(None, V1, A2AError(ErrorCode.INTERNAL_ERROR, "Internal error"))
+        internal = A2AError(ErrorCode.INTERNAL_ERROR, "Internal error")
+        if rest.is_rest_request():
+            return rest.refuse(self._edge, internal)
+        return error_response(None, V1, internal)

@@ -18,13 +18,12 @@ from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
-from ..protocol.model import SendMessage, SubscribeToTask
 from ..protocol.versions import V03, V1
 from .card import card_url
-from .edge import Edge, json_response
+from .edge import JSONRPC, Edge, json_response
 from .negotiation import current
 from .operations import perform
-from .streams import EventStreams
+from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
 _KNOWN_METHODS = frozenset(V1.methods) | frozenset(V03.methods)
 _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": ...}}'
@@ -33,9 +32,9 @@ _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"mes
 class JsonRpcEndpoint:
     """POST of the JSON-RPC endpoint (the public URL's path)."""
 
-    def __init__(self, edge: Edge) -> None:
+    def __init__(self, edge: Edge, streams: EventStreams) -> None:
         self._edge = edge
-        self._streams = EventStreams(edge)
+        self._streams = streams
 
     def add_to(self, app: QuartTrio) -> None:
         app.add_url_rule(
@@ -72,17 +71,16 @@ class JsonRpcEndpoint:
             operation = codec.decode(call.method, call.params, edge.settings.modes)
         except A2AError as error:
             if self._streams.refuses_as_event(codec, call.method):
-                return self._streams.refused(call.id, codec, error, method)
+                return self._streams.refused(JsonRpcFrames(call.id, codec), error, method)
             return refuse(edge, call.id, codec, error, method)
         try:
-            if isinstance(operation, SubscribeToTask) or (
-                isinstance(operation, SendMessage) and operation.streaming
-            ):
-                return await self._streams.open(call.id, codec, operation, caller, method)
+            if answers_with_events(operation):
+                frames = JsonRpcFrames(call.id, codec)
+                return await self._streams.open(frames, operation, caller, method)
             result = await perform(edge, codec, operation, caller)
         except A2AError as error:
             return refuse(edge, call.id, codec, error, method)
-        edge.metrics.request_answered(method, 0)
+        edge.metrics.request_answered(JSONRPC, method, 0)
         return json_response(jsonrpc.result_response(call.id, result))
 
 
@@ -101,7 +99,7 @@ def refuse(
 ) -> Response:
     """The JSON-RPC error answer, counted and logged; a caller refused for its token also
     gets the Bearer challenge."""
-    edge.log_refusal(method, error)
+    edge.log_refusal(JSONRPC, method, error)
     response = error_response(request_id, codec, error, status)
     if isinstance(error, AuthFailure):
         response.headers["WWW-Authenticate"] = error.challenge

@@ -32,11 +32,13 @@ class Lookup(Protocol):
 @dataclass(frozen=True, slots=True)
 class Negotiation:
     """What a request asks for. `unsupported` is the -32009 to answer when its version is not
-    served (`codec` then still gives the error its shape); `malformed_token` is the refusal
+    served (`codec` then still gives the error its shape); `requested` is the A2A-Version
+    asked for (None: none); `malformed_token` is the refusal
     of an Authorization header that is no well-formed Bearer token."""
 
     codec: Codec
     unsupported: A2AError | None
+    requested: str | None
     token: str | None
     malformed_token: A2AError | None
     trace_headers: tuple[tuple[str, str], ...]
@@ -46,14 +48,15 @@ class Negotiation:
         """The negotiation of a request's headers and query arguments."""
         # Every answer, errors before the method included, takes the shapes of the version
         # asked for: none is v0.3 (spec §3.6.2). A browser can ask in the query.
-        codec, unsupported = negotiate(headers.get(VERSION_HEADER) or args.get(VERSION_HEADER))
+        requested = headers.get(VERSION_HEADER) or args.get(VERSION_HEADER)
+        codec, unsupported = negotiate(requested)
         malformed: A2AError | None = None
         try:
             token = bearer_token(headers.get("Authorization"))
         except A2AError as refused:
             token, malformed = None, refused
         trace = trace_headers(headers.get("traceparent"), headers.get("tracestate"))
-        return cls(codec, unsupported, token, malformed, trace)
+        return cls(codec, unsupported, requested, token, malformed, trace)
 
     @property
     def plain_card(self) -> bool:

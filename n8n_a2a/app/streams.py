@@ -1,9 +1,15 @@
 """The Server-Sent Events answer of SendStreamingMessage and SubscribeToTask: the task, then
-each of its events until the final one, kept alive through proxies, so many per caller."""
+each of its events until the final one, kept alive through proxies, so many per caller.
+
+The binding frames each event: JSON-RPC as a response with the request's id, HTTP+JSON as
+the StreamResponse itself (and an error as an `error` event of the binding's error body).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol, TypeGuard
 
 import trio
 from quart import Response
@@ -12,9 +18,47 @@ from ..identity import Caller
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec, Verb
 from ..protocol.errors import A2AError
-from ..protocol.model import SendMessage, SubscribeToTask, Task, TaskEvent
+from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
 from ..streams import StreamQuota, SubscriberTooSlow
-from .edge import Edge
+from .edge import JSONRPC, Edge
+
+
+class Frames(Protocol):
+    """How a binding frames a stream's events."""
+
+    @property
+    def binding(self) -> str: ...
+
+    @property
+    def codec(self) -> Codec: ...
+
+    def result(self, document: JSONObject) -> bytes:
+        """The event of one StreamResponse."""
+
+    def error(self, error: A2AError) -> bytes:
+        """The stream's last event: a refusal."""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcFrames:
+    """Each event a JSON-RPC response with the request's id (A2A spec §9.4.2)."""
+
+    request_id: jsonrpc.RequestId
+    codec: Codec
+    binding: str = JSONRPC
+
+    def result(self, document: JSONObject) -> bytes:
+        return sse.event(jsonrpc.result_response(self.request_id, document))
+
+    def error(self, error: A2AError) -> bytes:
+        return sse.error_event(self.request_id, self.codec.encode_error(error))
+
+
+def answers_with_events(operation: Operation) -> TypeGuard[SendMessage | SubscribeToTask]:
+    """Whether an operation is answered with an event stream (streams.py), not at once."""
+    return isinstance(operation, SubscribeToTask) or (
+        isinstance(operation, SendMessage) and operation.streaming
+    )
 
 
 class EventStreams:
@@ -26,8 +70,7 @@ class EventStreams:
 
     async def open(
         self,
-        request_id: jsonrpc.RequestId,
-        codec: Codec,
+        frames: Frames,
         operation: SendMessage | SubscribeToTask,
         caller: Caller,
         method: str,
@@ -39,10 +82,10 @@ class EventStreams:
         reads with its type. A v0.3 caller gets the stream's one error event: a2a-sdk 0.3
         loses the code of anything but an event. What goes wrong later (a reader too slow,
         a race with the check) is the stream's last event in both versions."""
-        if codec.refuses_streams_plainly:
+        if frames.codec.refuses_streams_plainly:
             self._quota.check(caller.owner)
             await self._edge.executor.check_stream(operation, caller)
-        events = self._events(request_id, codec, operation, caller, method)
+        events = self._events(frames, operation, caller, method)
         response = Response(events, headers=dict(sse.HEADERS))
         response.timeout = None  # a stream lasts as long as its task
         return response
@@ -53,32 +96,24 @@ class EventStreams:
         verb = codec.methods.get(method)
         return verb in (Verb.SEND_STREAMING, Verb.SUBSCRIBE) and not codec.refuses_streams_plainly
 
-    def refused(
-        self, request_id: jsonrpc.RequestId, codec: Codec, error: A2AError, method: str
-    ) -> Response:
+    def refused(self, frames: Frames, error: A2AError, method: str) -> Response:
         """A stream of one event: the refusal."""
-        self._edge.log_refusal(method, error)
-        event = sse.error_event(request_id, codec.encode_error(error))
-        return Response(event, headers=dict(sse.HEADERS))
+        self._edge.log_refusal(frames.binding, method, error)
+        return Response(frames.error(error), headers=dict(sse.HEADERS))
 
     async def _events(
-        self,
-        request_id: jsonrpc.RequestId,
-        codec: Codec,
-        operation: SendMessage | SubscribeToTask,
-        caller: Caller,
-        method: str,
+        self, frames: Frames, operation: SendMessage | SubscribeToTask, caller: Caller, method: str
     ) -> AsyncIterator[bytes]:
         edge = self._edge
 
         def result(item: Task | TaskEvent) -> bytes:
-            return sse.event(jsonrpc.result_response(request_id, codec.encode_stream_event(item)))
+            return frames.result(frames.codec.encode_stream_event(item))
 
         edge.metrics.stream_opened()
         try:
             with self._quota.hold(caller.owner):
                 async with edge.executor.stream(operation, caller) as task_stream:
-                    edge.metrics.request_answered(method, 0)
+                    edge.metrics.request_answered(frames.binding, method, 0)
                     yield result(task_stream.task)
                     while True:
                         with trio.move_on_after(edge.settings.stream_keepalive) as idle:
@@ -93,7 +128,7 @@ class EventStreams:
         except A2AError as error:
             if isinstance(error, SubscriberTooSlow):
                 edge.metrics.stream_subscriber_dropped()
-            edge.log_refusal(method, error)
-            yield sse.error_event(request_id, codec.encode_error(error))
+            edge.log_refusal(frames.binding, method, error)
+            yield frames.error(error)
         finally:
             edge.metrics.stream_closed()

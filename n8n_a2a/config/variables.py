@@ -113,6 +113,12 @@ VARIABLES: tuple[Variable, ...] = (
         "ADAPTER_WEBHOOK_TIMEOUT", "webhook_timeout", "seconds one webhook call may take", _SECONDS
     ),
     Variable(
+        "ADAPTER_WEBHOOK_STREAMING",
+        "webhook_streaming",
+        "true: relay n8n's streamed reply as it comes",
+        _BOOLEAN,
+    ),
+    Variable(
         "ADAPTER_MAX_BODY_BYTES",
         "max_body_bytes",
         "the largest request body taken, at least 1024",

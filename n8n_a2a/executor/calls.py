@@ -12,6 +12,10 @@ A store may be out of reach for a while (a database restarting): a verdict is th
 recorded once the store is back (for up to `store_patience` seconds), and whatever
 could not be recorded is left to the store's leases, which make another replica end
 the task LOST.
+
+A streamed reply's text (ADAPTER_WEBHOOK_STREAMING) reaches the task's listeners in this
+process as it comes, chunks of the `answer` artifact (turns.answer_chunk); the verdict's
+answer then replaces them under the same artifact id.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ import trio
 
 from .. import lifecycle
 from ..identity import Caller
-from ..outcome import HttpReply, Verdict, WebhookReply, classify
+from ..outcome import HttpReply, StreamedReply, Verdict, WebhookReply, classify
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import StoreUnavailable, TaskEvents
-from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN
+from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
 from ..webhook.client import WebhookRequest
+from ..webhook.stream import Relay
 from .reports import Reports
 from .tasks import Tasks
 
@@ -43,7 +48,9 @@ logger = logging.getLogger(__package__)
 class Workflow(Protocol):
     """The one call to the workflow (webhook.client.WebhookClient; a script in tests)."""
 
-    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply: ...
+    async def call(
+        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+    ) -> WebhookReply: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +74,8 @@ class _Call:
     task: Task | None = None  # as its last move here left it: a read saved when it ends
     webhook_status: int | None = None
     seconds: float | None = None
+    answer_id: str = field(default_factory=new_id)  # its streamed chunks' artifact
+    relayed: bool = False  # a chunk of the answer went out
     #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
     over: bool = False
 
@@ -201,7 +210,7 @@ class Calls:
                     self._slots.release_on_behalf_of(call)
             call.over = True
             if verdict is not None:
-                ended = await self._record(task_id, verdict, call.task)
+                ended = await self._record(call, verdict)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
             logger.exception("the call of task %s failed", task_id)
@@ -232,8 +241,10 @@ class Calls:
     async def _call_workflow(self, call: _Call) -> Verdict:
         started = trio.current_time()
         try:
-            reply = await self._workflow.call(call.request, call.caller)
-            call.webhook_status = reply.status if isinstance(reply, HttpReply) else None
+            reply = await self._workflow.call(call.request, call.caller, self._relay(call))
+            call.webhook_status = (
+                reply.status if isinstance(reply, HttpReply | StreamedReply) else None
+            )
             return classify(reply, input_required=self._input_required, modes=self._modes)
         except Exception:
             logger.exception("webhook call for task %s failed", call.request.task_id)
@@ -241,14 +252,26 @@ class Calls:
         finally:
             call.seconds = trio.current_time() - started
 
-    async def _record(self, task_id: str, verdict: Verdict, task: Task | None) -> Task | None:
+    def _relay(self, call: _Call) -> Relay:
+        """Where the call's streamed text goes: its task's listeners here, as chunks."""
+
+        def relay(text: str) -> None:
+            # A read that came in the step the task was cut: its chunk must not follow the end.
+            if call.task is not None and not call.scope.cancel_called:
+                self._events.relay(answer_chunk(call.task, call.answer_id, text, not call.relayed))
+                call.relayed = True
+
+        return relay
+
+    async def _record(self, call: _Call, verdict: Verdict) -> Task | None:
         """End the task with its call's verdict, waiting for the store while it is
         unavailable, for `store_patience` seconds at most; None if it had ended."""
+        task_id, task = call.request.task_id, call.task
         deadline = trio.current_time() + self._store_patience
         pause = 0.1
         while True:
             try:
-                return await self._tasks.end(task_id, verdict, task)
+                return await self._tasks.end(task_id, verdict, task, answer_id=call.answer_id)
             except StoreUnavailable:
                 task = None  # read it again once the store is back
                 if trio.current_time() + pause > deadline:

@@ -76,12 +76,13 @@ class Tasks:
         task: Task | None = None,
         *,
         from_version: int | None = None,
+        answer_id: str | None = None,
     ) -> Task | None:
         """End the task's turn with the verdict; None if the move lost (the task has ended
         already). `task`: the task as last seen, if known (a stale one only costs a second
-        try); `from_version`: see `_move`."""
+        try); `from_version`: see `_move`; `answer_id`: see turns.ended."""
         task = task or await self._store.get(task_id)
-        change = turns.ended(task, verdict, self._clock(), self._max_text)
+        change = turns.ended(task, verdict, self._clock(), self._max_text, answer_id)
         return await self._move(task_id, change, task, from_version=from_version)
 
     async def _move(

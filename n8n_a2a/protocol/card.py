@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .media import TEXT_ONLY, Modes
 from .model import JSONObject
+from .rest import VERSION as REST_VERSION
 from .versions import SUPPORTED
 
 
@@ -47,10 +48,11 @@ def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
         "name": facts.agent_name,
         "description": facts.agent_description,
         "version": facts.version,
-        # v1.0 first: clients prefer the first interface they can speak.
+        # JSON-RPC v1.0 first: clients prefer the first interface they can speak. HTTP+JSON
+        # is 1.0's only (v0.3's REST shape is not served: see rest.py), at the same URL.
         "supportedInterfaces": [
-            {"url": facts.public_url, "protocolBinding": "JSONRPC", "protocolVersion": v}
-            for v in sorted(SUPPORTED, reverse=True)
+            *(_interface(facts, "JSONRPC", v) for v in sorted(SUPPORTED, reverse=True)),
+            _interface(facts, "HTTP+JSON", REST_VERSION),
         ],
         "capabilities": {"streaming": True, "pushNotifications": True},
         "defaultInputModes": list(facts.modes.inputs),
@@ -88,6 +90,10 @@ def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
         if required:
             card["securityRequirements"] = [{"schemes": {name: {"list": []}}}]
     return card
+
+
+def _interface(facts: CardFacts, binding: str, version: str) -> JSONObject:
+    return {"url": facts.public_url, "protocolBinding": binding, "protocolVersion": version}
 
 
 _BEARER = {

@@ -45,18 +45,7 @@ class InvalidRequest(A2AError):
 
 def parse_request(body: bytes) -> Request:
     """Parse one JSON-RPC request; raise InvalidRequest for anything else."""
-    try:
-        document = json.loads(body, parse_constant=_not_json)
-    except (UnicodeDecodeError, json.JSONDecodeError, _NotJSON) as error:
-        raise InvalidRequest(ErrorCode.PARSE_ERROR, f"Parse error: {error}") from None
-    except ValueError:
-        # The one other refusal of json.loads: an integer past int()'s digit limit.
-        raise InvalidRequest(
-            ErrorCode.PARSE_ERROR,
-            f"Parse error: a number has more than {sys.get_int_max_str_digits()} digits",
-        ) from None
-    except RecursionError:
-        raise InvalidRequest(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply") from None
+    document = load(body)
     if isinstance(document, list):
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "Batch requests are not supported")
     if not isinstance(document, dict):
@@ -68,10 +57,10 @@ def parse_request(body: bytes) -> Request:
     request_id = document["id"]
     if isinstance(request_id, bool) or not isinstance(request_id, str | int | float | None):
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "'id' must be a string, number or null")
-    unwritable = _unwritable(request_id, "'id'")
-    if unwritable is not None:
+    problem = unwritable(request_id, "'id'")
+    if problem is not None:
         # An id that cannot be written back cannot be echoed: the answer's id is null.
-        raise InvalidRequest(ErrorCode.INVALID_REQUEST, unwritable)
+        raise InvalidRequest(ErrorCode.INVALID_REQUEST, problem)
     if document.get("jsonrpc") != "2.0":
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "'jsonrpc' must be \"2.0\"", request_id)
     method = document.get("method")
@@ -82,10 +71,26 @@ def parse_request(body: bytes) -> Request:
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, "'params' must be an object", request_id)
-    unwritable = _unwritable(params, "params")
-    if unwritable is not None:
-        raise InvalidRequest(ErrorCode.INVALID_PARAMS, unwritable, request_id)
+    problem = unwritable(params, "params")
+    if problem is not None:
+        raise InvalidRequest(ErrorCode.INVALID_PARAMS, problem, request_id)
     return Request(request_id, method, params)
+
+
+def load(body: bytes) -> Any:
+    """A body as strict JSON (any value); InvalidRequest -32700 for anything else."""
+    try:
+        return json.loads(body, parse_constant=_not_json)
+    except (UnicodeDecodeError, json.JSONDecodeError, _NotJSON) as error:
+        raise InvalidRequest(ErrorCode.PARSE_ERROR, f"Parse error: {error}") from None
+    except ValueError:
+        # The one other refusal of json.loads: an integer past int()'s digit limit.
+        raise InvalidRequest(
+            ErrorCode.PARSE_ERROR,
+            f"Parse error: a number has more than {sys.get_int_max_str_digits()} digits",
+        ) from None
+    except RecursionError:
+        raise InvalidRequest(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply") from None
 
 
 def result_response(request_id: RequestId, result: Any) -> bytes:
@@ -114,7 +119,7 @@ def _not_json(constant: str) -> Any:
 _Trail = tuple[Any, str | int] | None
 
 
-def _unwritable(value: Any, root: str) -> str | None:
+def unwritable(value: Any, root: str) -> str | None:
     """Why `value` cannot be written back as JSON in UTF-8, naming where; None if it can.
 
     An explicit stack, not recursion, so that the walk cannot fail on what it judges; and

@@ -1,7 +1,8 @@
-"""Server-Sent Events framing (HTML Living Standard §9.2) of a stream's JSON-RPC responses.
+"""Server-Sent Events framing (HTML Living Standard §9.2) of a stream's responses.
 
-Each event is one JSON-RPC response with the request's id (A2A spec §9.4.2); the
-stream ends when the server closes it. Pure bytes in, bytes out.
+Each event is one response: over JSON-RPC with the request's id (A2A spec §9.4.2), over
+HTTP+JSON the StreamResponse itself (§11.7); the stream ends when the server closes it.
+Pure bytes in, bytes out.
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ HEADERS: tuple[tuple[str, str], ...] = (
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
-def event(data: bytes) -> bytes:
-    """One event carrying `data`: a `data:` field per line of it, then a blank line.
+def event(data: bytes, name: str | None = None) -> bytes:
+    """One event carrying `data`: a `data:` field per line of it, then a blank line; with a
+    `name`, an `event:` field first (the HTTP+JSON binding's `error`).
 
     The space after `data:` is always written, since readers drop exactly one: a line
     of the payload that starts with a space keeps it. A reader joins the lines with LF,
     so the payload comes back whole (a CR or CRLF in it comes back as LF).
     """
     lines = _LINE_BREAK.split(data)
-    return b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    head = b"" if name is None else b"event: " + name.encode() + b"\n"
+    return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
 def comment(text: str = "") -> bytes:

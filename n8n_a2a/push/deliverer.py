@@ -12,6 +12,10 @@ is delivered, when its config is deleted, or at shutdown, after the drain's grac
 What a receiver gets depends on the version its config was made in: v1.0, each event as
 a StreamResponse (`application/a2a+json`); v0.3, the Task as it stands when the POST is
 made (`application/json`), skipping updates the Task it last got already showed.
+
+Chunks of a streamed answer go to a receiver at most one per CHUNK_INTERVAL: those heard
+meanwhile wait in its queue, merged into one appended text. The task's end follows the
+last chunk at once: chunks hold it back by CHUNK_INTERVAL at most.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from ..protocol.push import PushConfig
 from ..protocol.versions import codec_for
 from ..store import TaskEvents, TaskStore
 from . import PushConfigStore
-from .queue import DEFAULT_LIMIT, Pending, UpdateQueue
+from .queue import DEFAULT_LIMIT, Pending, UpdateQueue, is_chunk
 from .sender import Answer, Attempt
 
 logger = logging.getLogger(__name__)
@@ -44,6 +48,8 @@ TOKEN_HEADER = "X-A2A-Notification-Token"
 # Backoff before attempt n+1: half of min(cap, base * 2**(n-1)), plus up to as much again.
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
+#: The least time between two chunks of a streamed answer sent to one receiver, seconds.
+CHUNK_INTERVAL = 0.25
 
 
 class Sender(Protocol):
@@ -66,6 +72,8 @@ class _Route:
     busy: Pending | None = None
     #: v0.3: the version of the task the receiver was last sent.
     sent_version: int = 0
+    #: When the next chunk may go (trio's clock).
+    next_chunk_at: float = float("-inf")
 
     @property
     def left(self) -> int:
@@ -197,6 +205,7 @@ class Deliverer:
     async def _deliver_all(self, route: _Route) -> None:
         with route.scope:
             while True:
+                await self._pace(route)
                 pending = route.queue.take()
                 if pending is None:
                     if route.closing:
@@ -219,6 +228,14 @@ class Deliverer:
         self._forget(route)
         if not self._routes.get(route.config.task_id):
             await self._configs.task_ended(route.config.task_id)
+
+    async def _pace(self, route: _Route) -> None:
+        """Hold a chunk at the head of the queue until its receiver may have one: later
+        chunks merge into it meanwhile."""
+        head = route.queue.peek()
+        if head is not None and is_chunk(head.event):
+            await trio.sleep_until(route.next_chunk_at)
+            route.next_chunk_at = trio.current_time() + CHUNK_INTERVAL
 
     async def _deliver(self, route: _Route, pending: Pending) -> None:
         config = route.config

@@ -149,6 +149,12 @@ class TaskEvents(Protocol):
 
     def publish(self, event: TaskEvent) -> None: ...
 
+    def relay(self, event: ArtifactUpdate) -> None:
+        """A chunk of an artifact under way, which no move made: to this process's
+        listeners of its task at once, never recorded nor numbered, so a later move's
+        event of the same number still reaches them. Other processes never hear it: a
+        row and a NOTIFY for each chunk would cost the database a write per token."""
+
     def subscribe(self, task_id: str, listener: Listener) -> AbstractContextManager[None]:
         """Hear every event of one task from now on, from any process, until the context
         exits."""

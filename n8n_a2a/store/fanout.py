@@ -4,11 +4,11 @@ events to the listeners in this process."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from ..protocol.model import TaskEvent
+from ..protocol.model import ArtifactUpdate, TaskEvent
 from . import Listener
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,14 @@ class LocalTaskEvents:
         self._everything: list[Listener] = []
 
     def publish(self, event: TaskEvent) -> None:
-        for listener in (*self._everything, *self._by_task.get(event.task_id, ())):
+        self._hand(event, (*self._everything, *self._by_task.get(event.task_id, ())))
+
+    def relay(self, event: ArtifactUpdate) -> None:
+        """To the task's listeners only: a chunk is no event of the process's moves."""
+        self._hand(event, self._by_task.get(event.task_id, ()))
+
+    def _hand(self, event: TaskEvent, listeners: Iterable[Listener]) -> None:
+        for listener in listeners:
             try:
                 listener(event)
             except Exception:

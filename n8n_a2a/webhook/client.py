@@ -27,6 +27,7 @@ from ..outcome import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from ..text import repair
 from .pool import StackPoolTransport
+from .stream import Relay, read_stream
 
 #: The most of a reply that is read, decoded; a longer one is off contract anyway.
 MAX_REPLY_BYTES = 1024 * 1024
@@ -91,6 +92,7 @@ class WebhookClient:
     def __init__(self, settings: Settings) -> None:
         self._url = settings.webhook_url
         self._timeout = settings.webhook_timeout
+        self._streaming = settings.webhook_streaming
         self._client = httpx.AsyncClient(
             transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
             follow_redirects=False,
@@ -109,8 +111,11 @@ class WebhookClient:
     ) -> None:
         await self._client.aclose()
 
-    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
-        """POST the request; every way it can go wrong comes back as a WebhookReply."""
+    async def call(
+        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+    ) -> WebhookReply:
+        """POST the request; every way it can go wrong comes back as a WebhookReply.
+        `relay`: where a streamed reply's text goes as it comes."""
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -125,7 +130,7 @@ class WebhookClient:
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return await self._post(request.body(), headers, token)
+                return await self._post(request.body(), headers, token, relay)
             except httpx.TimeoutException:
                 pass
             except httpx.ConnectError as error:
@@ -137,12 +142,20 @@ class WebhookClient:
         )
 
     async def _post(
-        self, body: bytes, headers: dict[str, str], subject_token: str | None
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        subject_token: str | None,
+        relay: Relay | None = None,
     ) -> WebhookReply:
+        """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
+        streamed lines; anything else (an error, a compressed reply) is read whole."""
         async with self._client.stream("POST", self._url, content=body, headers=headers) as reply:
             encoding = reply.headers.get("content-encoding", "").strip().lower()
             if encoding == "identity":
                 encoding = ""
+            if self._streaming and 200 <= reply.status_code < 300 and not encoding:
+                return await read_stream(reply, subject_token, relay)
             inflater = _Inflater(encoding) if encoding in _INFLATED else None
             received = bytearray()
             sent = 0

@@ -11,8 +11,10 @@ import os
 from collections.abc import Iterator
 
 import pytest
+import trio
 
 from tests.e2e.real_n8n import N8n, free_port_pair, run
+from tests.support.openai_stub import OpenAiStub, PortTaken
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,12 @@ def n8n(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N8n]:
         yield N8n(run("start", str(datadir), str(port), timeout=300).strip(), port)
     finally:
         run("stop", str(datadir), timeout=60)
+
+
+@pytest.fixture
+async def openai_stub(nursery: trio.Nursery) -> OpenAiStub:
+    """The model the AI Agent workflow calls, on the port its credential names."""
+    try:
+        return await OpenAiStub().serve(nursery)
+    except PortTaken as taken:
+        pytest.fail(str(taken), pytrace=False)

@@ -21,11 +21,12 @@ from n8n_a2a.identity import Caller
 from n8n_a2a.lifecycle import is_terminal
 from n8n_a2a.outcome import WebhookReply
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import ListTasks, Role, Task, TaskState
+from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
 from n8n_a2a.store import Change, Moved, StoreUnavailable
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
 from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.stream import Relay
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
 
 
@@ -191,7 +192,9 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
 
 async def test_a_workflow_bug_fails_one_task_and_the_executor_goes_on() -> None:
     class Broken(ScriptedWorkflow):
-        async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+        async def call(
+            self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        ) -> WebhookReply:
             if request.text == "bug":
                 raise RuntimeError("boom")
             return await super().call(request, caller)
@@ -337,3 +340,43 @@ async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None
             drained = await executor.drain(0.01)
         assert drained.cut == 1
         assert workflow.closed == ["hold"]
+
+
+class Relaying(ScriptedWorkflow):
+    """Relays a chunk, then one more read in the very step its task is cut (shielded: as
+    a read that came in with the cut does), then answers."""
+
+    def __init__(self) -> None:
+        super().__init__(everything=True)
+        self.waiting, self.gate, self.done = trio.Event(), trio.Event(), trio.Event()
+
+    async def call(
+        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+    ) -> WebhookReply:
+        assert relay is not None
+        relay("first ")
+        self.waiting.set()
+        with trio.CancelScope(shield=True):
+            await self.gate.wait()
+        relay("late ")
+        self.done.set()
+        return await super().call(request, caller)
+
+
+async def test_a_chunk_read_in_the_step_of_a_cut_does_not_follow_the_end() -> None:
+    workflow, events = Relaying(), LocalTaskEvents()
+    heard: list[TaskEvent] = []
+    async with trio.open_nursery() as nursery:
+        executor = Executor(nursery, MemoryTaskStore(), events, workflow, "skill")
+        await nursery.start(executor.listen)
+        task = await executor.send(message("go"), Caller())
+        with events.subscribe(task.id, heard.append):  # before the call's first step
+            await workflow.waiting.wait()
+            await executor.cancel(task.id, Caller())
+            workflow.gate.set()
+            await workflow.done.wait()
+        nursery.cancel_scope.cancel()
+    shown = [
+        e.artifact.parts[0].text if isinstance(e, ArtifactUpdate) else e.status.state for e in heard
+    ]
+    assert shown == ["first ", TaskState.CANCELED]

@@ -18,6 +18,7 @@ from tests.support.metrics import sample
 from tests.support.stub_webhook import StubWebhook, start_stub_webhook
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXN1YmplY3Q.sig-n4tur3"
+REQUESTS = "n8n_a2a_jsonrpc_requests_total"
 
 
 async def test_liveness_and_readiness_never_call_the_workflow(
@@ -54,8 +55,8 @@ async def test_metrics_count_outcomes_requests_and_calls(adapter: str, stub: Stu
     assert sample(text, "n8n_a2a_tasks_total", outcome="REDIRECTED") == 1
     assert sample(text, "n8n_a2a_tasks_total", outcome="TIMEOUT") == 0
     assert sample(text, "n8n_a2a_webhook_duration_seconds_count") == 6
-    assert sample(text, "n8n_a2a_jsonrpc_requests_total", method="SendMessage", code="0") == 7
-    assert sample(text, "n8n_a2a_jsonrpc_requests_total", method="other", code="-32601") == 1
+    assert sample(text, REQUESTS, binding="jsonrpc", method="SendMessage", code="0") == 7
+    assert sample(text, REQUESTS, binding="jsonrpc", method="other", code="-32601") == 1
     assert sample(text, "n8n_a2a_webhook_calls_in_flight") == 1
     assert sample(text, "n8n_a2a_webhook_calls_queued") == 0
     assert sample(text, "n8n_a2a_tasks_in_table") == 7

@@ -205,11 +205,13 @@ def node_client() -> Path:
 
 
 #: The JavaScript client's modes (drive.mjs's third argument) -> the wire version the SDK
-#: must end up speaking, and the transport class it picks.
+#: must end up speaking, and the transport class it picks. `v1.0 REST`: the HTTP+JSON
+#: binding, the client given that transport alone.
 JS_MODES = {
     "v1.0": ("1.0", "JsonRpcTransport"),
     "legacyCompat": ("1.0", "JsonRpcTransport"),
     "legacyCompat-v0.3": ("0.3", "_LegacyJsonRpcTransport"),
+    "v1.0 REST": ("1.0", "_RestTransport"),
 }
 
 
@@ -393,17 +395,23 @@ async def check_subscription(
 # What the adapter saw: which methods the client called.
 
 
-async def methods_called(adapter: str) -> Counter[str]:
-    """JSON-RPC requests answered so far, by method (from /metrics), to tell a client's
-    stream from its plain send."""
+def binding_of(transport: str) -> str:
+    """The binding a client's transport class speaks, as the adapter's metrics name it."""
+    return "http_json" if "Rest" in transport else "jsonrpc"
+
+
+async def methods_called(adapter: str, binding: str = "jsonrpc") -> Counter[str]:
+    """Requests of `binding` answered so far, by method (from /metrics; HTTP+JSON's by their
+    v1.0 JSON-RPC names), to tell a client's stream from its plain send, and its binding."""
     async with httpx.AsyncClient() as client:
         text = (await client.get(adapter + "metrics")).text
     called: Counter[str] = Counter()
     for labels, count in re.findall(
         r"^n8n_a2a_jsonrpc_requests_total\{(.*)\} (\S+)$", text, re.MULTILINE
     ):
-        [method] = re.findall(r'method="([^"]*)"', labels)
-        called[method] += int(float(count))
+        if f'binding="{binding}"' in labels:
+            [method] = re.findall(r'method="([^"]*)"', labels)
+            called[method] += int(float(count))
     return called
 
 

@@ -1,16 +1,19 @@
 """The official @a2a-js/sdk client on Node, from its own npm install, against the real adapter.
 
-Three modes: the SDK's defaults (v1.0 only); `legacyCompat` on both the transport
+Four modes: the SDK's defaults (v1.0 only); `legacyCompat` on both the transport
 factory and the card resolver, which still picks the card's first, v1.0, interface;
-and `legacyCompat` with the card cut to its v0.3 interface, so the SDK's v0.3
-transport does the talking. The SDK requires the response id to match the request's
-exactly, type included, so every passing call also checks that, on every SSE event of
-its streams too (`sendMessageStream`, `resubscribeTask`: the card says it streams).
+`legacyCompat` with the card cut to its v0.3 interface, so the SDK's v0.3 transport
+does the talking; and `v1.0 REST`, the SDK given its HTTP+JSON transport alone, which
+picks the card's HTTP+JSON interface. Over JSON-RPC the SDK requires the response id to
+match the request's exactly, type included, so every passing call also checks that, on
+every SSE event of its streams too (`sendMessageStream`, `resubscribeTask`: the card says
+it streams).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -36,7 +39,9 @@ def _modes(row: str = "") -> list[object]:
     """Every mode, each marked with its client mode, and `row` after it."""
     return [
         pytest.param(
-            mode, marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, f"{mode}{row}"), id=mode
+            mode,
+            marks=pytest.mark.client("@a2a-js/sdk (Node)", VERSION, f"{mode}{row}"),
+            id=mode.replace(" ", "-"),
         )
         for mode in MODES
     ]
@@ -60,6 +65,11 @@ async def _drive(
     assert (result["client"], result["version"]) == ("@a2a-js/sdk", VERSION)
     assert (result["protocolVersion"], result["transport"]) == MODES[mode]
     return result
+
+
+async def _called(adapter: str, result: matrix.Result) -> Counter[str]:
+    """The requests the adapter answered, by method, in the binding the client spoke."""
+    return await matrix.methods_called(adapter, matrix.binding_of(result["transport"]))
 
 
 @pytest.mark.parametrize("mode", PARAMS)
@@ -93,7 +103,8 @@ async def test_every_outcome_streamed(
     matrix.note_runtime(request, result)
     matrix.check_streams(result, stub)
     streaming_send, _ = STREAM_METHODS[result["protocolVersion"]]
-    assert (await matrix.methods_called(adapter))[streaming_send] == len(matrix.STREAMED_TEXTS)
+    called = await _called(adapter, result)
+    assert called[streaming_send] == len(matrix.STREAMED_TEXTS)
     await matrix.check_streams_closed(adapter)
 
 
@@ -103,9 +114,10 @@ async def test_resubscribe(
 ) -> None:
     result = await _drive(client_dir, adapter, mode, "subscribe", matrix.HOLD)
     matrix.note_runtime(request, result)
-    # A v1.0 refusal is a plain JSON-RPC error, which the SDK raises typed. A v0.3 one is
-    # the stream's one event, which it raises as a plain Error with the typed error as
-    # its `cause` (the JSON-RPC transports' _processSseEventData).
+    # A v1.0 refusal is a plain JSON-RPC error (over HTTP+JSON an HTTP error status), which
+    # the SDK raises typed. A v0.3 one is the stream's one event, which it raises as a plain
+    # Error with the typed error as its `cause` (the JSON-RPC transports'
+    # _processSseEventData).
     wrapped = "" if result["protocolVersion"] == "1.0" else "Error caused by "
     await matrix.check_subscription(
         result,
@@ -114,7 +126,7 @@ async def test_resubscribe(
         unsupported_type=f"{wrapped}UnsupportedOperationError",
     )
     _, subscribe = STREAM_METHODS[result["protocolVersion"]]
-    assert (await matrix.methods_called(adapter))[subscribe] == 3
+    assert (await _called(adapter, result))[subscribe] == 3
     await matrix.check_streams_closed(adapter)
 
 

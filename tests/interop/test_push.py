@@ -1,5 +1,6 @@
-"""Push notifications with the official clients: a2a-sdk 1.3.0 (v1.0 and v0.3 compat, in
-this process) and @a2a-js/sdk 1.3.0 on Node (v1.0, legacyCompat, legacyCompat on v0.3).
+"""Push notifications with the official clients: a2a-sdk 1.3.0 (v1.0, v0.3 compat and v1.0
+over HTTP+JSON, in this process) and @a2a-js/sdk 1.3.0 on Node (v1.0, legacyCompat,
+legacyCompat on v0.3, v1.0 over HTTP+JSON).
 
 Each client sends with an inline config carrying a token to three receivers served here on
 127.0.0.1 (which ADAPTER_PUSH_ALLOW_HOSTS allows): one that answers, one that answers 503
@@ -20,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver
 from a2a.types import (
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
@@ -36,10 +37,10 @@ from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import A2AError as SdkError
 
 from n8n_a2a.protocol.push import AllowList
-from tests.interop import matrix
+from tests.interop import matrix, sdk_modes
+from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
 from tests.support.push_receiver import PushReceiver, start_push_receiver
-from tests.support.sdk import SDK, SDK_VERSION, only_v03
 from tests.support.stub_webhook import StubWebhook
 
 PUSH_TOKEN = "per-task-push-token"
@@ -150,17 +151,17 @@ def _config(config: TaskPushNotificationConfig) -> Result:
     return {"taskId": config.task_id, "id": config.id, "url": config.url, "token": config.token}
 
 
-async def _drive_sdk(base_url: str, urls: list[str], *, v03: bool) -> Result:
+async def _drive_sdk(base_url: str, urls: list[str], mode: SdkMode) -> Result:
     ok, flaky, dead, *refused = urls
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {matrix.TOKEN}"}) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
         # The chat bridge's way: one config for every send of this client.
-        config = ClientConfig(
+        client = mode.client(
+            card,
             streaming=False,
             httpx_client=http,
             push_notification_config=TaskPushNotificationConfig(url=ok, token=PUSH_TOKEN),
         )
-        client = ClientFactory(config).create(only_v03(card) if v03 else card)
 
         async def send(url: str | None = None) -> Result:
             message = Message(
@@ -211,21 +212,11 @@ async def _drive_sdk(base_url: str, urls: list[str], *, v03: bool) -> Result:
         return result
 
 
-@pytest.mark.parametrize(
-    ("v03", "version"),
-    [
-        pytest.param(
-            False, "1.0", marks=pytest.mark.client(SDK, SDK_VERSION, "v1.0 push"), id="v1.0"
-        ),
-        pytest.param(
-            True, "0.3", marks=pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat push"), id="v0.3"
-        ),
-    ],
-)
-async def test_python_sdk_push(adapter: str, receivers: Receivers, v03: bool, version: str) -> None:
-    drive = partial(asyncio.run, _drive_sdk(adapter, receivers.arguments(), v03=v03))
+@sdk_modes.parametrize(" push")
+async def test_python_sdk_push(adapter: str, receivers: Receivers, mode: SdkMode) -> None:
+    drive = partial(asyncio.run, _drive_sdk(adapter, receivers.arguments(), mode))
     result = await trio.to_thread.run_sync(drive)
-    await check_push(result, receivers, version, matrix.TOKEN)
+    await check_push(result, receivers, "0.3" if mode.v03 else "1.0", matrix.TOKEN)
 
 
 # @a2a-js/sdk on Node, from its own npm install.
@@ -244,7 +235,7 @@ def client_dir() -> Path:
         pytest.param(
             mode,
             marks=pytest.mark.client("@a2a-js/sdk (Node)", JS_VERSION, f"{mode} push"),
-            id=mode,
+            id=mode.replace(" ", "-"),
         )
         for mode in matrix.JS_MODES
     ],

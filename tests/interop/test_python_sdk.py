@@ -1,12 +1,14 @@
-"""The official a2a-sdk 1.3.0 Python client against the real adapter, both transports.
+"""The official a2a-sdk 1.3.0 Python client against the real adapter: JSON-RPC v1.0 and v0.3,
+and the HTTP+JSON binding (tests/interop/sdk_modes.py).
 
 The SDK runs on asyncio, the adapter on trio: the client runs in a worker thread with
 its own event loop, as it would in another process. It reports what it sees in the
 client matrix's common shape (tests/interop/matrix.py), held to the same checks as the
 other clients. With its default settings it streams (`SendStreamingMessage`,
-`SubscribeToTask`, or their v0.3 twins), since the card says
-`capabilities.streaming: true`; told `streaming=False` it sends `SendMessage`. Beyond
-text it sends and reads data and files with the SDK's own part helpers.
+`SubscribeToTask`, or their v0.3 twins; over HTTP+JSON `POST /message:stream` and
+`/tasks/{id}:subscribe`), since the card says `capabilities.streaming: true`; told
+`streaming=False` it sends `SendMessage`. Beyond text it sends and reads data and files
+with the SDK's own part helpers.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 
 import httpx
-import pytest
 import trio
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client
 from a2a.helpers import get_data_parts, new_data_part, new_raw_part, new_url_part
 from a2a.types import (
     Artifact,
@@ -39,8 +41,8 @@ from a2a.types import (
 )
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
-from tests.interop import matrix
-from tests.support.sdk import SDK, SDK_VERSION, only_v03
+from tests.interop import matrix, sdk_modes
+from tests.interop.sdk_modes import SdkMode
 from tests.support.stub_webhook import StubWebhook
 
 # The common shape, from the SDK's protobuf objects.
@@ -281,70 +283,55 @@ async def parts(streaming: Client, polling: Client, texts: list[str]) -> matrix.
 Scenario = Callable[[Client, Client, list[str]], Awaitable[matrix.Result]]
 
 
-async def _run(base_url: str, v03: bool, scenario: Scenario, texts: list[str]) -> matrix.Result:
+async def _run(base_url: str, mode: SdkMode, scenario: Scenario, texts: list[str]) -> matrix.Result:
     headers = {"Authorization": f"Bearer {matrix.TOKEN}"}
     async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
-        card = only_v03(card) if v03 else card
         # The defaults stream, because the card says it can; the other client is told not to.
-        streaming = ClientFactory(ClientConfig(httpx_client=http)).create(card)
-        polling = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        streaming = mode.client(card, httpx_client=http)
+        polling = mode.client(card, streaming=False, httpx_client=http)
         result = await scenario(streaming, polling, texts)
-        result["transport"] = type(getattr(streaming, "_transport")).__name__  # noqa: B009
         await streaming.close()
         await polling.close()
         return result
 
 
-async def _drive(adapter: str, v03: bool, scenario: Scenario, *texts: str) -> matrix.Result:
-    result = await trio.to_thread.run_sync(
-        partial(asyncio.run, _run(adapter, v03, scenario, list(texts)))
-    )
-    assert result["transport"] == ("CompatJsonRpcTransport" if v03 else "JsonRpcTransport")
-    return result
-
-
-def _transports(row: str = "") -> pytest.MarkDecorator:
-    """Both transports (`v03`), each marked with its client mode, and `row` after it."""
-    return pytest.mark.parametrize(
-        "v03",
-        [
-            pytest.param(
-                False, marks=pytest.mark.client(SDK, SDK_VERSION, f"v1.0{row}"), id="v1.0"
-            ),
-            pytest.param(
-                True,
-                marks=pytest.mark.client(SDK, SDK_VERSION, f"v0.3 compat{row}"),
-                id="v0.3-compat",
-            ),
-        ],
+async def _drive(adapter: str, mode: SdkMode, scenario: Scenario, *texts: str) -> matrix.Result:
+    return await trio.to_thread.run_sync(
+        partial(asyncio.run, _run(adapter, mode, scenario, list(texts)))
     )
 
 
-MODES = _transports()
+MODES = sdk_modes.parametrize()
 # A row of their own in the conformance table: the clients' parts beyond text.
-PARTS_MODES = _transports(" parts")
+PARTS_MODES = sdk_modes.parametrize(" parts")
 
 
-def _methods(v03: bool) -> tuple[str, str, str]:
-    """The plain send, the streaming send and the subscription, in the version spoken."""
-    if v03:
+def _methods(mode: SdkMode) -> tuple[str, str, str]:
+    """The plain send, the streaming send and the subscription, as the adapter's metrics
+    name them (HTTP+JSON's by their v1.0 JSON-RPC names)."""
+    if mode.v03:
         return "message/send", "message/stream", "tasks/resubscribe"
     return "SendMessage", "SendStreamingMessage", "SubscribeToTask"
 
 
+async def _called(adapter: str, mode: SdkMode) -> Counter[str]:
+    """The requests the adapter answered, by method, in the binding `mode` speaks."""
+    return await matrix.methods_called(adapter, matrix.binding_of(mode.transport))
+
+
 @MODES
-async def test_every_outcome(adapter: str, stub: StubWebhook, v03: bool) -> None:
-    result = await _drive(adapter, v03, conversation, *matrix.OUTCOME_TEXTS)
+async def test_every_outcome(adapter: str, stub: StubWebhook, mode: SdkMode) -> None:
+    result = await _drive(adapter, mode, conversation, *matrix.OUTCOME_TEXTS)
     matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
-    send, streaming_send, _ = _methods(v03)
-    called = await matrix.methods_called(adapter)
+    send, streaming_send, _ = _methods(mode)
+    called = await _called(adapter, mode)
     assert (called[send], called[streaming_send]) == (len(matrix.OUTCOME_TEXTS), 0)
 
 
 @MODES
-async def test_cancel(adapter: str, stub: StubWebhook, v03: bool) -> None:
-    result = await _drive(adapter, v03, cancel, matrix.ANSWER, matrix.HOLD)
+async def test_cancel(adapter: str, stub: StubWebhook, mode: SdkMode) -> None:
+    result = await _drive(adapter, mode, cancel, matrix.ANSWER, matrix.HOLD)
     await matrix.check_cancel(
         result,
         stub,
@@ -354,25 +341,25 @@ async def test_cancel(adapter: str, stub: StubWebhook, v03: bool) -> None:
 
 
 @MODES
-async def test_every_outcome_streamed(adapter: str, stub: StubWebhook, v03: bool) -> None:
-    result = await _drive(adapter, v03, stream, *matrix.STREAMED_TEXTS)
+async def test_every_outcome_streamed(adapter: str, stub: StubWebhook, mode: SdkMode) -> None:
+    result = await _drive(adapter, mode, stream, *matrix.STREAMED_TEXTS)
     matrix.check_streams(result, stub)
-    send, streaming_send, _ = _methods(v03)
-    called = await matrix.methods_called(adapter)
+    send, streaming_send, _ = _methods(mode)
+    called = await _called(adapter, mode)
     assert (called[send], called[streaming_send]) == (0, len(matrix.STREAMED_TEXTS))
     await matrix.check_streams_closed(adapter)
 
 
 @MODES
-async def test_resubscribe(adapter: str, stub: StubWebhook, v03: bool) -> None:
-    result = await _drive(adapter, v03, subscribe, matrix.HOLD)
+async def test_resubscribe(adapter: str, stub: StubWebhook, mode: SdkMode) -> None:
+    result = await _drive(adapter, mode, subscribe, matrix.HOLD)
     await matrix.check_subscription(
         result,
         stub,
         not_found_type="TaskNotFoundError",
         unsupported_type="UnsupportedOperationError",
     )
-    assert (await matrix.methods_called(adapter))[_methods(v03)[2]] == 3
+    assert (await _called(adapter, mode))[_methods(mode)[2]] == 3
     await matrix.check_streams_closed(adapter)
 
 
@@ -388,8 +375,8 @@ async def _poll(streaming: Client, polling: Client, texts: list[str]) -> matrix.
 
 
 @MODES
-async def test_polls_a_non_blocking_task(adapter: str, stub: StubWebhook, v03: bool) -> None:
-    polled = (await _drive(adapter, v03, _poll, "sleep:0.4"))["polled"]
+async def test_polls_a_non_blocking_task(adapter: str, stub: StubWebhook, mode: SdkMode) -> None:
+    polled = (await _drive(adapter, mode, _poll, "sleep:0.4"))["polled"]
     assert polled[0]["state"] == "working"
     assert "working" in [task["state"] for task in polled[1:]]
     assert polled[-1]["state"] == "completed"
@@ -397,13 +384,15 @@ async def test_polls_a_non_blocking_task(adapter: str, stub: StubWebhook, v03: b
 
 
 @PARTS_MODES
-async def test_data_and_files_in_and_out(parts_adapter: str, stub: StubWebhook, v03: bool) -> None:
-    matrix.check_parts(await _drive(parts_adapter, v03, parts), stub)
+async def test_data_and_files_in_and_out(
+    parts_adapter: str, stub: StubWebhook, mode: SdkMode
+) -> None:
+    matrix.check_parts(await _drive(parts_adapter, mode, parts), stub)
 
 
 @PARTS_MODES
 async def test_a_part_the_modes_do_not_take_is_refused(
-    adapter: str, stub: StubWebhook, v03: bool
+    adapter: str, stub: StubWebhook, mode: SdkMode
 ) -> None:
-    result = await _drive(adapter, v03, parts)
+    result = await _drive(adapter, mode, parts)
     matrix.check_parts_refused(result, stub, error_type="ContentTypeNotSupportedError")

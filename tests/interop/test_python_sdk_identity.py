@@ -1,4 +1,5 @@
-"""Two callers through the official a2a-sdk 1.3.0 client, both transports, with verified tokens.
+"""Two callers through the official a2a-sdk 1.3.0 client, every mode (JSON-RPC v1.0 and v0.3,
+HTTP+JSON v1.0), with verified tokens.
 
 The tokens come from a local OpenID Connect issuer; the SDK's own AuthInterceptor puts
 them on each request because the card's security scheme (OpenID Connect, required) tells
@@ -14,9 +15,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import httpx
-import pytest
 import trio
-from a2a.client import A2ACardResolver, Client, ClientCallContext, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientCallContext
 from a2a.client.auth.credentials import CredentialService
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
@@ -34,9 +34,10 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import TaskNotFoundError
 
+from tests.interop import sdk_modes
+from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
 from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
-from tests.support.sdk import SDK, SDK_VERSION, only_v03
 from tests.support.stub_webhook import StubWebhook
 
 
@@ -67,12 +68,11 @@ class Seen:
     schemes: list[str] = field(default_factory=list)
 
 
-async def _client(http: httpx.AsyncClient, url: str, token: Token, *, v03: bool) -> Client:
+async def _client(
+    http: httpx.AsyncClient, url: str, token: Token, mode: SdkMode, *, streaming: bool = True
+) -> Client:
     card = await A2ACardResolver(http, url).get_agent_card()
-    config = ClientConfig(streaming=True, httpx_client=http)
-    return ClientFactory(config).create(
-        only_v03(card) if v03 else card, interceptors=[AuthInterceptor(token)]
-    )
+    return mode.client(card, [AuthInterceptor(token)], streaming=streaming, httpx_client=http)
 
 
 async def _send(client: Client, text: str, *, wait: bool) -> Task:
@@ -104,15 +104,11 @@ async def _refusal(attempt: str, client: Client, task_id: str) -> str:
     return "no error"
 
 
-async def _drive(url: str, alice: Token, bob: Token, refreshed: str, *, v03: bool) -> Seen:
+async def _drive(url: str, alice: Token, bob: Token, refreshed: str, mode: SdkMode) -> Seen:
     async with httpx.AsyncClient(timeout=30) as http_a, httpx.AsyncClient(timeout=30) as http_b:
-        as_alice = await _client(http_a, url, alice, v03=v03)
-        as_bob = await _client(http_b, url, bob, v03=v03)
-        alices_config = ClientConfig(streaming=False, httpx_client=http_a)
-        card = await A2ACardResolver(http_a, url).get_agent_card()
-        sender = ClientFactory(alices_config).create(
-            only_v03(card) if v03 else card, interceptors=[AuthInterceptor(alice)]
-        )
+        as_alice = await _client(http_a, url, alice, mode)
+        as_bob = await _client(http_b, url, bob, mode)
+        sender = await _client(http_a, url, alice, mode, streaming=False)
         sent = await _send(sender, "answer:alice's plans", wait=True)
         held = await _send(sender, "hold", wait=False)
         seen = Seen(sent, held)
@@ -122,7 +118,7 @@ async def _drive(url: str, alice: Token, bob: Token, refreshed: str, *, v03: boo
                     attempt, as_bob, task.id
                 )
             seen.unknown_refusals[attempt] = await _refusal(attempt, as_bob, str(uuid.uuid4()))
-        if not v03:  # v0.3 has no ListTasks
+        if not mode.v03:  # v0.3 has no ListTasks
             listed = await as_bob.list_tasks(ListTasksRequest())
             seen.other_listed = [t.id for t in listed.tasks]
             listed = await as_alice.list_tasks(ListTasksRequest())
@@ -136,19 +132,9 @@ async def _drive(url: str, alice: Token, bob: Token, refreshed: str, *, v03: boo
         return seen
 
 
-V1_MODE = pytest.mark.client(SDK, SDK_VERSION, "v1.0")
-V03_MODE = pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat")
-
-
-@pytest.mark.parametrize(
-    "v03",
-    [
-        pytest.param(False, marks=V1_MODE, id="v1.0"),
-        pytest.param(True, marks=V03_MODE, id="v0.3-compat"),
-    ],
-)
+@sdk_modes.parametrize()
 async def test_two_verified_callers_through_the_official_client_are_isolated(
-    nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, v03: bool
+    nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, mode: SdkMode
 ) -> None:
     issuer: LocalIssuer = await start_issuer(nursery)
     url = await start_adapter(stub.url, oidc_issuer=issuer.issuer, oidc_audience=AUDIENCE)
@@ -161,7 +147,7 @@ async def test_two_verified_callers_through_the_official_client_are_isolated(
     bob = Token(issuer.mint("bob"))
     refreshed = issuer.mint("alice", lifetime=3600, jti="refreshed")
     seen = await trio.to_thread.run_sync(
-        partial(asyncio.run, _drive(url, alice, bob, refreshed, v03=v03))
+        partial(asyncio.run, _drive(url, alice, bob, refreshed, mode))
     )
 
     assert seen.schemes == ["oidc"]  # the card told the SDK which credential to send
@@ -171,7 +157,7 @@ async def test_two_verified_callers_through_the_official_client_are_isolated(
         attempt = name.split()[0]
         assert refusal == seen.unknown_refusals[attempt], name
         assert refusal.startswith("TaskNotFoundError"), name
-    if not v03:
+    if not mode.v03:
         assert seen.other_listed == []
         assert seen.own_listed == [seen.held.id, seen.sent.id]
     assert seen.polled_after_refresh is not None and seen.canceled_after_refresh is not None

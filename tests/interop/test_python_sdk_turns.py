@@ -1,4 +1,5 @@
-"""The official a2a-sdk 1.3.0 client, both transports, on tasks that ask for input.
+"""The official a2a-sdk 1.3.0 client, every mode (JSON-RPC v1.0 and v0.3, HTTP+JSON v1.0), on
+tasks that ask for input.
 
 The adapter runs with ADAPTER_ALLOW_INPUT_REQUIRED=true in front of the stub webhook,
 whose `ask:X` reply is a question. The client sends the answer as a message naming the
@@ -15,7 +16,7 @@ from functools import partial
 import httpx
 import pytest
 import trio
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -30,23 +31,19 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 from a2a.utils.errors import UnsupportedOperationError
 
+from tests.interop import sdk_modes
+from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
-from tests.support.sdk import SDK, SDK_VERSION, only_v03
 from tests.support.stub_webhook import StubWebhook
 
-V1_MODE = pytest.mark.client(SDK, SDK_VERSION, "v1.0")
-V03_MODE = pytest.mark.client(SDK, SDK_VERSION, "v0.3 compat")
-VERSIONS = [
-    pytest.param(False, marks=V1_MODE, id="v1.0"),
-    pytest.param(True, marks=V03_MODE, id="v0.3-compat"),
-]
 QUESTION = "ask:Which item: flour, sugar, rice or salt?"
 
 
-async def _client(http: httpx.AsyncClient, base_url: str, *, v03: bool, streaming: bool) -> Client:
+async def _client(
+    http: httpx.AsyncClient, base_url: str, mode: SdkMode, *, streaming: bool
+) -> Client:
     card = await A2ACardResolver(http, base_url).get_agent_card()
-    config = ClientConfig(streaming=streaming, httpx_client=http)
-    return ClientFactory(config).create(only_v03(card) if v03 else card)
+    return mode.client(card, streaming=streaming, httpx_client=http)
 
 
 def _message(text: str, task: Task | None = None) -> Message:
@@ -78,9 +75,9 @@ class Turns:
     task: Task
 
 
-async def _two_turns(base_url: str, answer: str, *, v03: bool, streaming: bool) -> Turns:
+async def _two_turns(base_url: str, answer: str, mode: SdkMode, *, streaming: bool) -> Turns:
     async with httpx.AsyncClient(timeout=10) as http:
-        client = await _client(http, base_url, v03=v03, streaming=streaming)
+        client = await _client(http, base_url, mode, streaming=streaming)
         request = SendMessageRequest(message=_message(QUESTION))
         first = [event async for event in client.send_message(request)]
         asked = first[0].task
@@ -92,7 +89,7 @@ async def _two_turns(base_url: str, answer: str, *, v03: bool, streaming: bool) 
         return Turns(first, second, task)
 
 
-@pytest.mark.parametrize("v03", VERSIONS)
+@sdk_modes.parametrize()
 @pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
 @pytest.mark.parametrize(
     ("answer", "state", "outcome"),
@@ -106,7 +103,7 @@ async def _two_turns(base_url: str, answer: str, *, v03: bool, streaming: bool) 
 async def test_official_client_two_turns_on_one_task(
     stub: StubWebhook,
     start_adapter: AdapterFactory,
-    v03: bool,
+    mode: SdkMode,
     streaming: bool,
     answer: str,
     state: SdkTaskState,
@@ -114,7 +111,7 @@ async def test_official_client_two_turns_on_one_task(
 ) -> None:
     adapter = await start_adapter(stub.url, allow_input_required=True, webhook_timeout=0.5)
     turns = await trio.to_thread.run_sync(
-        partial(asyncio.run, _two_turns(adapter, answer, v03=v03, streaming=streaming))
+        partial(asyncio.run, _two_turns(adapter, answer, mode, streaming=streaming))
     )
     asking, answering = _states(turns.first), _states(turns.second)
     assert asking[-1] == SdkTaskState.TASK_STATE_INPUT_REQUIRED
@@ -145,9 +142,9 @@ class Waits:
     running_refused: str
 
 
-async def _waits(expiring_url: str, base_url: str, *, v03: bool) -> Waits:
+async def _waits(expiring_url: str, base_url: str, mode: SdkMode) -> Waits:
     async with httpx.AsyncClient(timeout=10) as http:
-        client = await _client(http, expiring_url, v03=v03, streaming=False)
+        client = await _client(http, expiring_url, mode, streaming=False)
         [event] = [
             e async for e in client.send_message(SendMessageRequest(message=_message(QUESTION)))
         ]
@@ -161,7 +158,7 @@ async def _waits(expiring_url: str, base_url: str, *, v03: bool) -> Waits:
             late_refused = True
         await client.close()
 
-        client = await _client(http, base_url, v03=v03, streaming=False)
+        client = await _client(http, base_url, mode, streaming=False)
         [event] = [
             e async for e in client.send_message(SendMessageRequest(message=_message(QUESTION)))
         ]
@@ -180,13 +177,13 @@ async def _waits(expiring_url: str, base_url: str, *, v03: bool) -> Waits:
         return Waits(expired, late_refused, canceled, running_refused)
 
 
-@pytest.mark.parametrize("v03", VERSIONS)
+@sdk_modes.parametrize()
 async def test_official_client_a_waiting_task_expires_or_is_canceled(
-    stub: StubWebhook, start_adapter: AdapterFactory, v03: bool
+    stub: StubWebhook, start_adapter: AdapterFactory, mode: SdkMode
 ) -> None:
     expiring = await start_adapter(stub.url, allow_input_required=True, input_ttl=0.3)
     adapter = await start_adapter(stub.url, allow_input_required=True)
-    seen = await trio.to_thread.run_sync(partial(asyncio.run, _waits(expiring, adapter, v03=v03)))
+    seen = await trio.to_thread.run_sync(partial(asyncio.run, _waits(expiring, adapter, mode)))
     assert seen.expired.status.state == SdkTaskState.TASK_STATE_FAILED
     assert seen.expired.metadata["outcome"] == "INPUT_EXPIRED"
     assert "ADAPTER_INPUT_TTL" in seen.expired.status.message.parts[0].text
@@ -195,18 +192,18 @@ async def test_official_client_a_waiting_task_expires_or_is_canceled(
     assert "is working" in seen.running_refused
 
 
-async def _one(base_url: str, text: str, *, v03: bool) -> Task:
+async def _one(base_url: str, text: str, mode: SdkMode) -> Task:
     async with httpx.AsyncClient(timeout=10) as http:
-        client = await _client(http, base_url, v03=v03, streaming=False)
+        client = await _client(http, base_url, mode, streaming=False)
         [event] = [e async for e in client.send_message(SendMessageRequest(message=_message(text)))]
         await client.close()
         return event.task
 
 
-@pytest.mark.parametrize("v03", VERSIONS)
+@sdk_modes.parametrize()
 async def test_official_client_without_the_setting_a_question_is_off_contract(
-    adapter: str, v03: bool
+    adapter: str, mode: SdkMode
 ) -> None:
-    task = await trio.to_thread.run_sync(partial(asyncio.run, _one(adapter, QUESTION, v03=v03)))
+    task = await trio.to_thread.run_sync(partial(asyncio.run, _one(adapter, QUESTION, mode)))
     assert task.status.state == SdkTaskState.TASK_STATE_FAILED
     assert task.metadata["outcome"] == "OFF_CONTRACT"

@@ -21,7 +21,7 @@ FACTS = CardFacts(
 )
 
 
-def test_the_v1_card_has_no_legacy_fields_and_lists_v1_first() -> None:
+def test_the_v1_card_has_no_legacy_fields_and_lists_json_rpc_v1_first_then_rest() -> None:
     card = agent_card(replace(FACTS, public_url="https://agent.example/a2a"), legacy_fields=False)
     assert not {"url", "protocolVersion", "preferredTransport", "additionalInterfaces"} & set(card)
     assert card["supportedInterfaces"] == [
@@ -34,6 +34,11 @@ def test_the_v1_card_has_no_legacy_fields_and_lists_v1_first() -> None:
             "url": "https://agent.example/a2a",
             "protocolBinding": "JSONRPC",
             "protocolVersion": "0.3",
+        },
+        {
+            "url": "https://agent.example/a2a",
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
         },
     ]
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
@@ -60,6 +65,10 @@ def test_the_legacy_card_adds_what_v03_clients_need() -> None:
     assert card["url"] == "https://agent.example/a2a"
     assert card["protocolVersion"] == "0.3.0"
     assert card["preferredTransport"] == "JSONRPC"
+    # The v0.3 REST shape is not served: a v0.3 client must not be sent to it.
+    assert card["additionalInterfaces"] == [
+        {"url": "https://agent.example/a2a", "transport": "JSONRPC"}
+    ]
 
 
 ISSUER = "https://login.example/realms/agents"

@@ -23,9 +23,9 @@ from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
 from n8n_a2a.metrics import Metrics
-from n8n_a2a.protocol.model import TaskState
+from n8n_a2a.protocol.model import Artifact, ArtifactUpdate, Part, TaskState
 from n8n_a2a.protocol.push import AllowList, PushAuthentication, PushConfig
-from n8n_a2a.push.deliverer import Deliverer, Sender
+from n8n_a2a.push.deliverer import CHUNK_INTERVAL, Deliverer, Sender
 from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.push.sender import Answer, PushSender
 from tests.support.push import Board, ScriptedSender
@@ -462,3 +462,34 @@ async def test_a_receiver_that_never_answers_delays_neither_the_task_nor_the_oth
             await receiver.wait_received(3)
         assert (await board.store.get("t-1")).status.state is TaskState.COMPLETED
         assert dead.held == 1
+
+
+def chunk(text: str, first: bool = False) -> ArtifactUpdate:
+    piece = Artifact("answer-1", "answer", (Part(text),))
+    return ArtifactUpdate("t-1", "c-1", piece, 2, append=not first, last_chunk=False)
+
+
+async def test_chunks_reach_a_receiver_at_most_one_per_interval_merged_and_the_end_always(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    board = Board()
+    sender = ScriptedSender()
+    async with delivering(sender, board) as (deliverer, _, _):
+        await board.new("t-1")
+        deliverer.follow(config())
+        await board.move("t-1", TaskState.WORKING)
+        await settle(deliverer)
+        for n in range(40):  # a token every 20 ms for 0.8 s
+            board.events.relay(chunk(f"{n} ", first=n == 0))
+            await trio.sleep(0.02)
+        await board.move("t-1", TaskState.COMPLETED, answer="whole")
+        await settle(deliverer)
+    posted = [(json.loads(post.body), post.at) for post in sender.to(FAST)]
+    # Every artifact update but the last (the whole answer) is a chunk.
+    chunks, times = zip(*[(p, at) for p, at in posted if "artifactUpdate" in p][:-1], strict=True)
+    assert all(b - a >= CHUNK_INTERVAL for a, b in itertools.pairwise(times))
+    # 0.8 s of tokens: one at once, one per interval, and the rest after the last.
+    assert 2 <= len(chunks) <= 0.8 / CHUNK_INTERVAL + 2
+    text = "".join(c["artifactUpdate"]["artifact"]["parts"][0]["text"] for c in chunks)
+    assert text == "".join(f"{n} " for n in range(40))
+    assert states(sender)[-2:] == ["artifactUpdate", "statusUpdate TASK_STATE_COMPLETED"]

@@ -96,3 +96,43 @@ def test_a_long_run_behind_a_dead_receiver_stays_bounded_and_ends_with_the_termi
 def test_a_queue_holds_two_updates_at_least() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         UpdateQueue(limit=1)
+
+
+def chunk(sequence: int, text: str, artifact_id: str = "answer-1") -> Pending:
+    piece = Artifact(artifact_id, "answer", (Part(text),))
+    update = ArtifactUpdate("t", "c", piece, sequence, append=True, last_chunk=False)
+    return Pending(update, float(sequence))
+
+
+def texts(events: list[TaskEvent]) -> list[str]:
+    return [
+        "".join(p.text for p in e.artifact.parts) if isinstance(e, ArtifactUpdate) else "status"
+        for e in events
+    ]
+
+
+def test_chunks_side_by_side_merge_into_one_appended_text() -> None:
+    queue = UpdateQueue(limit=4)
+    queue.put(status(1))
+    queue.put(chunk(2, "Yes"))
+    assert queue.put(chunk(2, ", 12")) != []  # merged: counted as coalesced
+    queue.put(chunk(2, "."))
+    queue.put(status(3, TaskState.COMPLETED))
+    events = drained(queue)
+    assert texts(events) == ["status", "Yes, 12.", "status"]
+    merged = events[1]
+    assert isinstance(merged, ArtifactUpdate) and merged.append and not merged.last_chunk
+
+
+def test_chunks_never_merge_with_anything_else() -> None:
+    queue = UpdateQueue(limit=8)
+    for pending in (chunk(2, "a"), chunk(2, "b", "other"), artifact(3), chunk(4, "c")):
+        assert queue.put(pending) == []
+    assert texts(drained(queue)) == ["a", "b", "x", "c"]
+
+
+def test_a_thousand_chunks_take_one_place_in_the_queue() -> None:
+    queue = UpdateQueue(limit=2)
+    for n in range(1000):
+        queue.put(chunk(2, str(n % 10)))
+    assert len(queue) == 1

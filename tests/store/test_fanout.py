@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from n8n_a2a.protocol.model import StatusUpdate, TaskEvent, TaskState, TaskStatus
+from n8n_a2a.protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Part,
+    StatusUpdate,
+    TaskEvent,
+    TaskState,
+    TaskStatus,
+)
 from n8n_a2a.store.fanout import LocalTaskEvents, utc_now
 
 
@@ -59,3 +67,20 @@ def test_the_clock_tells_the_time_in_utc() -> None:
     told = utc_now()
     assert told.tzinfo is UTC
     assert before <= told <= datetime.now(UTC)
+
+
+def chunk(task_id: str, sequence: int) -> ArtifactUpdate:
+    piece = Artifact("answer-1", "answer", (Part("tok"),))
+    return ArtifactUpdate(task_id, "c-1", piece, sequence, append=True, last_chunk=False)
+
+
+def test_a_relayed_chunk_reaches_the_tasks_listeners_only() -> None:
+    events = LocalTaskEvents()
+    mine: list[TaskEvent] = []
+    everything: list[TaskEvent] = []
+    with events.subscribe("t-1", mine.append), events.subscribe_all(everything.append):
+        events.relay(chunk("t-1", 2))
+        events.relay(chunk("t-2", 2))
+        events.publish(update("t-1", 2, TaskState.COMPLETED))
+    assert [type(e).__name__ for e in mine] == ["ArtifactUpdate", "StatusUpdate"]
+    assert [type(e).__name__ for e in everything] == ["StatusUpdate"]

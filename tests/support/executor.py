@@ -29,6 +29,7 @@ from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
 from n8n_a2a.streams import TaskStream
 from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.stream import Relay
 
 
 @dataclass
@@ -50,7 +51,9 @@ class ScriptedWorkflow:
         for event in self.released.values():
             event.set()
 
-    async def call(self, request: WebhookRequest, caller: Caller) -> WebhookReply:
+    async def call(
+        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+    ) -> WebhookReply:
         self.calls.append(request)
         try:
             if not self.everything:

@@ -9,6 +9,13 @@ one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`, `echo-p
 came; the adapter needs input and output modes that allow them); compressed
 whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
 `gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
+streamed as n8n 2.41 writes a Webhook node's `streaming` response mode (one JSON chunk a
+line, see n8n_a2a/chunks.py): `stream:N` (N items, a keepalive among them),
+`stream-held:N` (the first item, then held until `release_streams()` or the adapter
+closes the connection, then the rest), `stream-json:J` (one item, the text J),
+`stream-error` (an item, then a node's error chunk), `stream-unended` (a begin without
+its end), `stream-garbage` (a line that is not JSON), `stream-unknown` (a chunk type n8n
+does not write), `stream-huge` (items past 1 MiB of text);
 anything else is echoed as the answer.
 """
 
@@ -46,6 +53,9 @@ class StubWebhook:
     received: list[Received] = field(default_factory=list)
     held: int = 0
     released: int = 0
+    #: Streams that have written all they were asked to.
+    streamed: int = 0
+    _streams_go: trio.Event = field(default_factory=trio.Event)
     _changed: trio.Event = field(default_factory=trio.Event)
 
     @property
@@ -67,6 +77,10 @@ class StubWebhook:
         """Until `count` calls are being held open."""
         await self._wait_until(lambda: self.held >= count)
 
+    def release_streams(self) -> None:
+        """Let every `stream-held` reply, now and later, write its rest."""
+        self._streams_go.set()
+
     async def wait_released(self, count: int = 1) -> None:
         """Until the adapter has closed `count` held connections."""
         await self._wait_until(lambda: self.released >= count)
@@ -86,6 +100,9 @@ class StubWebhook:
         if text == "hold":
             await self._hold(receive)
             return
+        if text.startswith("stream"):
+            await self._stream(text, receive, send)
+            return
         status, content_type, reply, extra = await self._reply(text, headers, request)
         response_headers = [(b"content-type", content_type.encode()), *extra]
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
@@ -101,6 +118,44 @@ class StubWebhook:
         finally:
             self.released += 1
             self._note()
+
+    async def _stream(self, text: str, receive: Any, send: Any) -> None:
+        """Write the chunks a streamed reply is made of, each as n8n flushes it."""
+        start = [(b"content-type", b"application/json; charset=utf-8")]
+        await send({"type": "http.response.start", "status": 200, "headers": start})
+        lines = _streamed_lines(text)
+        held = text.startswith("stream-held:")
+        for index, line in enumerate(lines):
+            await send({"type": "http.response.body", "body": line, "more_body": True})
+            if held and index == 1 and not await self._held_until_released(receive):
+                return
+        await send({"type": "http.response.body", "body": b""})
+        self.streamed += 1
+        self._note()
+
+    async def _held_until_released(self, receive: Any) -> bool:
+        """Wait for `release_streams()`; False if the adapter closed the connection first."""
+        self.held += 1
+        self._note()
+        gone = False
+        async with trio.open_nursery() as nursery:
+
+            async def released() -> None:
+                await self._streams_go.wait()
+                nursery.cancel_scope.cancel()
+
+            async def disconnected() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                self.released += 1
+                self._note()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(released)
+            nursery.start_soon(disconnected)
+        return not gone
 
     async def _reply(
         self, text: str, headers: dict[str, str], request: dict[str, Any]
@@ -161,6 +216,49 @@ class StubWebhook:
         if text == "huge":
             return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
         return 200, json_type, _contract(text, escalate=False), []
+
+
+def _chunk(kind: str, content: str | None = None, *, item: int = 0) -> bytes:
+    """One line as n8n's sendChunk writes it (an error chunk has no timestamp)."""
+    metadata: dict[str, Any] = {
+        "nodeId": "4f1c",
+        "nodeName": "AI Agent",
+        "itemIndex": item,
+        "runIndex": 0,
+    }
+    if kind != "error":
+        metadata["timestamp"] = 1764590000000
+    chunk: dict[str, Any] = {"type": kind}
+    if content is not None:
+        chunk["content"] = content
+    chunk["metadata"] = metadata
+    return json.dumps(chunk, separators=(",", ":")).encode() + b"\n"
+
+
+_KEEPALIVE = b'{"type":"keepalive"}\n'
+
+
+def _streamed_lines(text: str) -> list[bytes]:
+    """The lines of a streamed reply, begin first."""
+    verb, _, argument = text.partition(":")
+    begin, end = _chunk("begin"), _chunk("end")
+    if verb in ("stream", "stream-held"):
+        items = [_chunk("item", f"chunk {i} ") for i in range(1, int(argument) + 1)]
+        return [begin, *items[:1], _KEEPALIVE, *items[1:], end]
+    if verb == "stream-json":
+        return [begin, _chunk("item", argument), end]
+    if verb == "stream-error":
+        return [begin, _chunk("item", "partial "), _chunk("error", "The service is down")]
+    if verb == "stream-unended":
+        return [begin, _chunk("item", "partial ")]
+    if verb == "stream-garbage":
+        return [begin, b"<html>502 Bad Gateway</html>\n", end]
+    if verb == "stream-unknown":
+        return [begin, _chunk("surprise", "?"), end]
+    if verb == "stream-huge":
+        piece = "x" * (64 * 1024)
+        return [begin, *(_chunk("item", piece) for _ in range(17)), end]
+    raise ValueError(f"no streamed reply {text!r}")
 
 
 # Content-Encoding verbs and their zlib framing: gzip, zlib's, none.

@@ -25,7 +25,7 @@ from typing import LiteralString
 import psycopg
 import trio
 
-from ...protocol.model import TaskEvent
+from ...protocol.model import ArtifactUpdate, TaskEvent
 from ...protocol.params import MAX_ID_CHARS
 from .. import Listener, StoreUnavailable
 from ..documents import event_of
@@ -62,6 +62,10 @@ class PostgresTaskEvents:
     def publish(self, event: TaskEvent) -> None:
         self._everyone.publish(event)
         self._hand(event)
+
+    def relay(self, event: ArtifactUpdate) -> None:
+        # Past `_hand`: a chunk is not numbered, the move that follows it is.
+        self._by_task.relay(event)
 
     @contextmanager
     def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:

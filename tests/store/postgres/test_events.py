@@ -9,7 +9,16 @@ import pytest
 import trio
 
 from n8n_a2a.metrics import Metrics
-from n8n_a2a.protocol.model import Message, Part, Role, StatusUpdate, TaskEvent, TaskState
+from n8n_a2a.protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    TaskEvent,
+    TaskState,
+)
 from n8n_a2a.protocol.params import MAX_ID_CHARS
 from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import utc_now as now
@@ -70,6 +79,32 @@ async def test_events_published_here_are_not_handed_twice(
         nursery.cancel_scope.cancel()
     assert heard == list(moved.events)
     assert everything == list(moved.events)
+
+
+async def test_a_relayed_chunk_is_heard_here_and_the_move_after_it_still_is(
+    replicas: Callable[..., PostgresTaskStore],
+) -> None:
+    store = replicas()
+    events = PostgresTaskEvents(store.pool)
+    heard: list[TaskEvent] = []
+    task = submitted_task()
+    await store.create(task)
+    with events.subscribe(task.id, heard.append):
+        working = await store.move(task.id, 0, Change(TaskState.WORKING, now()))
+        assert working is not None
+        for event in working.events:
+            events.publish(event)
+        # Numbered as the move that follows it, which must not count as heard.
+        piece = Artifact("answer-1", "answer", (Part("tok"),))
+        relayed = ArtifactUpdate(task.id, task.context_id, piece, 2, append=False)
+        events.relay(relayed)
+        answer = Artifact("answer-1", "answer", (Part("tok"),))
+        change = Change(TaskState.COMPLETED, now(), artifacts=(answer,))
+        done = await store.move(task.id, 1, change)
+        assert done is not None
+        for event in done.events:
+            events.publish(event)
+    assert heard == [*working.events, relayed, *done.events]
 
 
 @pytest.mark.parametrize(

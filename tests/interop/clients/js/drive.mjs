@@ -13,7 +13,8 @@
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
-// its v0.3 interface, so the SDK's v0.3 transport is the one that talks).
+// its v0.3 interface, so the SDK's v0.3 transport is the one that talks), "v1.0 REST"
+// (the SDK's HTTP+JSON transport alone, so that it picks the card's HTTP+JSON interface).
 // `conversation` and `cancel` use sendMessage, `stream` sendMessageStream and
 // `subscribe` resubscribeTask, which stream because the card says it can. `parts` sends
 // with sendMessage and with sendMessageStream a text part, a data part per `data` value
@@ -28,7 +29,9 @@ import {
   ClientFactory,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
 } from "@a2a-js/sdk/client";
+import { toJsonRpcError } from "@a2a-js/sdk/errors";
 
 // The SDK's enums are protobuf numbers; the drivers report v0.3 names.
 const STATES = [
@@ -65,9 +68,12 @@ function task(t) {
 
 function error(e) {
   // A JSON-RPC error answer arrives as the SDK's typed error (TaskNotFoundError, ...); one
-  // in an SSE event as a plain Error whose `cause` is that typed error.
+  // in an SSE event as a plain Error whose `cause` is that typed error. An HTTP+JSON error
+  // carries no JSON-RPC code: the SDK types it by its ErrorInfo reason, and maps that type
+  // to its code (toJsonRpcError), as the Python driver does with its own table.
   const type = e?.cause ? `${e.name} caused by ${e.cause.name}` : e?.name ?? typeof e;
-  const code = e?.envelopeCode ?? e?.cause?.envelopeCode ?? null;
+  const rest = e?.transport === "rest" ? toJsonRpcError(e).code : null;
+  const code = e?.envelopeCode ?? e?.cause?.envelopeCode ?? rest;
   return { type, code, message: String(e?.message ?? e) };
 }
 
@@ -323,10 +329,11 @@ async function main() {
       return fetch(input, { ...init, headers });
     };
     const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
-    const factory = new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl, ...legacy })],
-      cardResolver: resolver,
-    });
+    const transport =
+      mode === "v1.0 REST"
+        ? new RestTransportFactory({ fetchImpl })
+        : new JsonRpcTransportFactory({ fetchImpl, ...legacy });
+    const factory = new ClientFactory({ transports: [transport], cardResolver: resolver });
     const card = await resolver.resolve(baseUrl);
     if (mode === "legacyCompat-v0.3") {
       card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3");
