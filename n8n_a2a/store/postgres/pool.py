@@ -114,6 +114,8 @@ class Pool:
         self._threads = trio.CapacityLimiter(size)
         self._paused_until = 0.0
         self._down: str | None = None
+        #: Failures so far: a call that began before the last one proves nothing of now.
+        self._failures = 0
         #: Why the store is not ready yet (None once its schema is in place).
         self.problem: str | None = "not connected yet"
 
@@ -136,6 +138,7 @@ class Pool:
             idle = self._idle.pop() if self._idle else None
             if idle is None and trio.current_time() < self._paused_until:
                 raise StoreUnavailable(f"PostgreSQL: {self._down}")
+            failures = self._failures
             try:
                 connection, result = await trio.to_thread.run_sync(
                     _with_connection, self._url, idle, work, limiter=self._threads
@@ -151,13 +154,17 @@ class Pool:
                     self.problem = broken.reason
                 raise StoreUnavailable(f"PostgreSQL: {broken.reason}") from None
             self._idle.append(connection)
-            self.note_up()
+            if failures == self._failures:
+                # Under way through a failure (a restart), a query may still have finished
+                # on its old connection: only one begun after the failure says it is over.
+                self.note_up()
             if isinstance(result, _Raised):
                 raise result.error
             return result
 
     def note_down(self, reason: str) -> None:
         """Log the first failure of a run of them, with why."""
+        self._failures += 1
         if self._down is None:
             logger.warning(
                 "task store unavailable: %s",
@@ -175,6 +182,7 @@ class Pool:
         if self._down is not None:
             logger.info("task store available again", extra={"fields": {"event": "store_up"}})
             self._down = None
+            self._paused_until = 0.0  # back: a new connection may be tried at once
 
     async def listener(self, channel: str) -> Connection:
         """A connection of its own that LISTENs on `channel`."""

@@ -3,6 +3,7 @@ and reasons that never quote a piece of the store's URL."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 from urllib.parse import quote
@@ -51,6 +52,41 @@ async def test_a_database_that_goes_away_is_unavailable_then_back(
                     break
                 except StoreUnavailable:
                     await trio.sleep(0.1)
+
+
+async def test_a_call_begun_before_a_failure_does_not_say_the_database_is_back(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="n8n_a2a.store.postgres")
+    pool = Pool(postgres_url, size=2)
+    await pool.prepare()
+    finished: list[str] = []
+
+    def slow(connection: psycopg.Connection[Any]) -> str:
+        connection.execute("SELECT pg_sleep(0.5)")
+        return "slow"
+
+    def killed(connection: psycopg.Connection[Any]) -> None:
+        connection.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+    def events() -> list[str]:
+        return [str(getattr(record, "fields", {}).get("event")) for record in caplog.records]
+
+    async with trio.open_nursery() as nursery:
+
+        async def under_way() -> None:
+            finished.append(await pool.run(slow))
+
+        nursery.start_soon(under_way)
+        await trio.sleep(0.1)  # the slow query is on the one connection there was
+        with pytest.raises(StoreUnavailable) as raised:
+            await pool.run(killed)  # on a new one, which the server ends
+        assert "terminating connection" in raised.value.message
+    # The slow query finished on its old connection: no proof the failure is over.
+    assert finished == ["slow"] and events() == ["store_down"]
+    assert await pool.run(slow) == "slow"  # begun after the failure: it is
+    assert events() == ["store_down", "store_up"]
+    await pool.close()
 
 
 async def test_a_store_that_never_reached_its_database_says_why(postgres: PostgresServer) -> None:
