@@ -4,9 +4,11 @@ The adapter still holds no credential: verifying a signature needs only the keys
 issuer publishes. They are fetched at start (OpenID Connect Discovery, then the JWKS),
 kept, refetched every hour so that a key the issuer drops stops working, and refetched
 when a token names a key not among them (a rotation), at most once a minute: a flood of
-made-up key ids costs one fetch a minute, never one per request. PyJWT does the JOSE.
-This module needs the oidc extra (PyJWT with cryptography); nothing imports it without
-an issuer set.
+made-up key ids costs one fetch a minute, never one per request; only over https, unless
+ADAPTER_OIDC_ALLOW_HTTP says a local test may. The discovery document also gives the
+card the issuer's code flow. A token is an access token (no ID token) with the scopes
+ADAPTER_OIDC_SCOPES asks for. PyJWT does the JOSE. This module needs the oidc extra
+(PyJWT with cryptography); nothing imports it without an issuer set.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
 from .config import Settings
-from .identity import AuthFailure, AuthReason, subject_owner
+from .identity import AuthFailure, AuthReason, granted_scopes, is_access_token, subject_owner
+from .protocol.card import OAuthFlow
+from .signin import authorization_code_flow
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +114,11 @@ class OidcVerifier:
         self.issuer = issuer
         self.audience = audience
         self.discovery_url = discovery_url
+        self.scopes = settings.oidc_scopes
+        self._allow_http = settings.oidc_allow_http
+        #: The issuer's authorization code flow, from its last discovery document (None
+        #: before one is loaded, or for an issuer without one).
+        self.oauth_flow: OAuthFlow | None = None
         self._http = http
         self._clock = clock
         self._refetch_seconds = refetch_seconds
@@ -147,6 +156,10 @@ class OidcVerifier:
         if claimed.get("iss") != self.issuer:
             # Before any key look-up: another issuer's token costs no fetch.
             raise AuthFailure(AuthReason.WRONG_ISSUER)
+        if not is_access_token(header, claimed):
+            # Before the audience too, which an ID token may happen to fit: that it is one
+            # is what the metric should say.
+            raise AuthFailure(AuthReason.NOT_ACCESS_TOKEN)
         key = await self._key(header.get("kid"), algorithm)
         try:
             claims = jwt.decode(
@@ -163,6 +176,12 @@ class OidcVerifier:
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject:
             raise AuthFailure(AuthReason.MALFORMED)
+        missing = [scope for scope in self.scopes if scope not in granted_scopes(claims)]
+        if missing:
+            raise AuthFailure(
+                AuthReason.INSUFFICIENT_SCOPE,
+                f"The bearer token lacks the scope this agent requires: {' '.join(missing)}",
+            )
         return subject_owner(self.issuer, subject)
 
     async def keep_fresh(self) -> None:
@@ -206,7 +225,7 @@ class OidcVerifier:
     async def _load(self) -> bool:
         """Fetch the discovery document and the keys; on failure keep the keys there are."""
         try:
-            keys = await self._fetch_keys()
+            keys, flow = await self._fetch_keys()
         except KeysUnavailable as error:
             if not self._failing:
                 # One line per run of failures, not one per retry.
@@ -229,20 +248,29 @@ class OidcVerifier:
         self._failing = False
         self._keys = keys
         self._prepared = {}
+        self.oauth_flow = flow
         return True
 
-    async def _fetch_keys(self) -> KeySet:
+    async def _fetch_keys(self) -> tuple[KeySet, OAuthFlow | None]:
+        """The keys, and the code flow the card shows, from the discovery document."""
         discovery = await self._get_json(self.discovery_url)
         if not isinstance(discovery, dict) or discovery.get("issuer") != self.issuer:
             raise KeysUnavailable(
                 f"{self.discovery_url} does not name ADAPTER_OIDC_ISSUER as its issuer"
             )
         jwks_uri = discovery.get("jwks_uri")
-        if not isinstance(jwks_uri, str) or not jwks_uri.startswith(("https://", "http://")):
-            raise KeysUnavailable(f"{self.discovery_url} has no http(s) jwks_uri")
-        return signing_keys(await self._get_json(jwks_uri), jwks_uri)
+        if not isinstance(jwks_uri, str):
+            raise KeysUnavailable(f"{self.discovery_url} has no jwks_uri")
+        keys = signing_keys(await self._get_json(jwks_uri), jwks_uri)
+        return keys, authorization_code_flow(discovery, self.discovery_url)
 
     async def _get_json(self, url: str) -> object:
+        scheme = url.partition(":")[0].lower()
+        if scheme == "http" and not self._allow_http:
+            # Whoever can change the keys on the way could sign in as anyone.
+            raise KeysUnavailable(f"{url} is not https (ADAPTER_OIDC_ALLOW_HTTP=true allows it)")
+        if scheme not in ("http", "https"):
+            raise KeysUnavailable(f"{url} is not an https URL")
         with trio.move_on_after(_FETCH_SECONDS):
             try:
                 async with self._http.stream(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .protocol.errors import A2AError, ErrorCode
@@ -56,6 +57,8 @@ class AuthReason(enum.Enum):
     WRONG_AUDIENCE = "wrong_audience"
     UNKNOWN_KEY = "unknown_key"
     ISSUER_UNREACHABLE = "issuer_unreachable"
+    NOT_ACCESS_TOKEN = "not_access_token"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
 
 
 # Fixed texts: nothing of the token, not even its claims, is ever quoted back or logged.
@@ -79,21 +82,51 @@ _SAID = {
         "The bearer token cannot be verified now: the issuer's keys could not be fetched; "
         "try again later"
     ),
+    # Which mark gave an ID token away is for the metric: a guesser learns nothing here.
+    AuthReason.NOT_ACCESS_TOKEN: "The bearer token is refused: send an access token for this agent",
+    AuthReason.INSUFFICIENT_SCOPE: "The bearer token lacks a scope this agent requires",
 }
+
+#: The `typ` headers an access token may carry: RFC 9068's at+jwt, or the JWT that most
+#: issuers still write (none at all is as common).
+_ACCESS_TOKEN_TYPES = frozenset({"jwt", "at+jwt", "application/at+jwt"})
+#: Claims only an ID token carries (OpenID Connect Core §2, §3.3.2.11).
+_ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash", "s_hash")
 
 
 class AuthFailure(A2AError):
-    """A caller refused: HTTP 401 with a Bearer challenge and a JSON-RPC -32600 error."""
+    """A caller refused: HTTP 401 (403 for a scope it lacks) with a Bearer challenge, and a
+    JSON-RPC -32600 error."""
 
     def __init__(self, reason: AuthReason, message: str | None = None) -> None:
         super().__init__(ErrorCode.INVALID_REQUEST, message or _SAID[reason])
         self.reason = reason
 
     @property
-    def challenge(self) -> str:
-        """The WWW-Authenticate value (RFC 6750 §3): a request that carried no token gets
-        no error code, one whose token failed gets `invalid_token` and why."""
-        if self.reason is AuthReason.NO_TOKEN:
-            return 'Bearer realm="a2a"'
-        description = self.message.replace("\\", "").replace('"', "'")
-        return f'Bearer realm="a2a", error="invalid_token", error_description="{description}"'
+    def status(self) -> int:
+        """401: no token or a token refused; 403: a good token that does not reach far enough
+        (RFC 6750 §3.1)."""
+        return 403 if self.reason is AuthReason.INSUFFICIENT_SCOPE else 401
+
+
+def is_access_token(header: Mapping[str, object], claims: Mapping[str, object]) -> bool:
+    """Whether a JWT may be an access token: an ID token proves who signed in to a client,
+    not that the client may call this agent, even when its audience happens to fit."""
+    kind = header.get("typ")
+    if kind is not None and (not isinstance(kind, str) or kind.lower() not in _ACCESS_TOKEN_TYPES):
+        return False
+    if claims.get("typ") == "ID":  # Keycloak marks its ID tokens so
+        return False
+    return not any(name in claims for name in _ID_TOKEN_CLAIMS)
+
+
+def granted_scopes(claims: Mapping[str, object]) -> frozenset[str]:
+    """The scopes a token grants: its `scope` claim (RFC 9068 §2.2.3, RFC 8693 §4.2), a
+    space-separated string, or the `scp` list some issuers write instead."""
+    for name in ("scope", "scp"):
+        granted = claims.get(name)
+        if isinstance(granted, str):
+            return frozenset(granted.split())
+        if isinstance(granted, list):
+            return frozenset(item for item in granted if isinstance(item, str))
+    return frozenset()

@@ -55,7 +55,7 @@ class Metrics:
         )
         self._auth_failures = Counter(
             "n8n_a2a_auth_failures",
-            "Requests refused for their token (HTTP 401), by reason.",
+            "Requests refused for their token (HTTP 401, or 403 for a scope), by reason.",
             ["reason"],
             registry=self.registry,
         )

@@ -1,5 +1,5 @@
-"""Verified tokens against a local issuer: every way a token fails, rotation, a flood of
-made-up key ids, an issuer that is down."""
+"""Verified tokens against a local issuer: every way a token fails, ID tokens, scopes,
+rotation, a flood of made-up key ids, an issuer that is down, keys over plain http."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from jwt.algorithms import RSAAlgorithm
 
 from n8n_a2a.auth import KeysUnavailable, OidcVerifier, signing_keys
 from n8n_a2a.identity import AuthFailure, AuthReason, subject_owner
+from n8n_a2a.protocol.card import OAuthFlow
+from n8n_a2a.signin import bearer_challenge
 from tests.support.adapter import make_settings
 from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, SigningKey, start_issuer
 
@@ -51,7 +53,13 @@ async def start_verifier() -> AsyncIterator[VerifierFactory]:
     async with httpx.AsyncClient() as client, trio.open_nursery() as background:
 
         async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
-            settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE)
+            # The local issuer is plain http on loopback: the setting for local tests.
+            given = {"oidc_allow_http": True} | {
+                name: options.pop(name)
+                for name in ("oidc_scopes", "oidc_allow_http")
+                if name in options
+            }
+            settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE, **given)
             options = {"clock": Clock(), "retry_seconds": 0.02, **options}
             verifier = OidcVerifier(settings, client, **options)
             background.start_soon(verifier.keep_fresh)
@@ -75,7 +83,7 @@ async def refusal(verifier: OidcVerifier, token: str | None) -> AuthReason:
     if token is not None:
         for part in token.split("."):
             assert not part or part not in raised.value.message
-            assert not part or part not in raised.value.challenge
+            assert not part or part not in bearer_challenge(raised.value, None)
     return raised.value.reason
 
 
@@ -303,7 +311,8 @@ async def test_a_discovery_document_of_another_issuer_is_not_trusted(
 @pytest.mark.parametrize(
     ("jwks_uri", "said"),
     [
-        ("ftp://keys.example/jwks", "has no http(s) jwks_uri"),
+        ("ftp://keys.example/jwks", "is not an https URL"),
+        (None, "has no jwks_uri"),
         ("http://[::1/jwks", "jwks"),
         ("http://127.0.0.1:9/jwks", "127.0.0.1:9/jwks"),
     ],
@@ -312,17 +321,74 @@ async def test_keys_that_cannot_be_had_leave_the_verifier_not_ready_and_alive(
     issuer: LocalIssuer,
     start_verifier: VerifierFactory,
     caplog: pytest.LogCaptureFixture,
-    jwks_uri: str,
+    jwks_uri: str | None,
     said: str,
 ) -> None:
     issuer.jwks_uri = jwks_uri
+    if jwks_uri is None:
+        issuer.extra_discovery = {"jwks_uri": None}
     verifier = await start_verifier(issuer.issuer, wait=False)
     await until(lambda: bool(caplog.records))
     assert said in caplog.records[0].getMessage()
     await trio.sleep(0.1)  # retries, each failing the same way, none taking the verifier down
     assert not verifier.ready
-    issuer.jwks_uri = None
+    issuer.jwks_uri, issuer.extra_discovery = None, {}
     await until(lambda: verifier.ready)
+
+
+async def test_keys_over_plain_http_need_the_setting_for_local_tests(
+    issuer: LocalIssuer, start_verifier: VerifierFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    verifier = await start_verifier(issuer.issuer, wait=False, oidc_allow_http=False)
+    await until(lambda: bool(caplog.records))
+    message = caplog.records[0].getMessage()
+    assert "openid-configuration is not https (ADAPTER_OIDC_ALLOW_HTTP=true allows it)" in message
+    assert not verifier.ready and issuer.key_fetches == 0
+
+
+async def test_an_id_token_is_no_access_token_whatever_else_it_gets_right(
+    issuer: LocalIssuer, start_verifier: VerifierFactory
+) -> None:
+    verifier = await start_verifier(issuer.issuer)
+    id_tokens = [
+        issuer.mint("alice", nonce="n-0S6_WzA2Mj"),
+        issuer.mint("alice", at_hash="77QmUPtjPfzWtF2AnpK9RQ"),
+        issuer.mint("alice", headers={"typ": "id_token+jwt"}),
+        issuer.mint("alice", aud="a-client-id", nonce="n"),  # its audience is its client
+    ]
+    for token in id_tokens:
+        assert await refusal(verifier, token) is AuthReason.NOT_ACCESS_TOKEN
+    # The one refusal says nothing of which mark gave it away.
+    failure = AuthFailure(AuthReason.NOT_ACCESS_TOKEN)
+    assert "nonce" not in failure.message and "ID" not in failure.message
+    access_token = issuer.mint("alice", headers={"typ": "at+jwt"}, client_id="bridge")
+    assert await verifier.verify(access_token) == subject_owner(issuer.issuer, "alice")
+
+
+async def test_a_token_without_a_scope_asked_for_is_refused_with_403(
+    issuer: LocalIssuer, start_verifier: VerifierFactory
+) -> None:
+    verifier = await start_verifier(issuer.issuer, oidc_scopes=("a2a.call", "a2a.read"))
+    for granted in [None, "a2a.call", "openid a2a.read", ["a2a.call"]]:
+        with pytest.raises(AuthFailure) as raised:
+            await verifier.verify(issuer.mint("alice", scope=granted))
+        assert (raised.value.reason, raised.value.status) == (AuthReason.INSUFFICIENT_SCOPE, 403)
+    assert raised.value.message.endswith("requires: a2a.read")  # the ones missing
+    enoughs: list[dict[str, Any]] = [
+        {"scope": "openid a2a.read a2a.call"},
+        {"scp": ["a2a.read", "a2a.call"]},
+    ]
+    for enough in enoughs:
+        assert await verifier.verify(issuer.mint("alice", **enough))
+
+
+async def test_the_issuers_code_flow_is_read_with_its_keys(
+    issuer: LocalIssuer, start_verifier: VerifierFactory
+) -> None:
+    verifier = await start_verifier(issuer.issuer)
+    metadata = issuer.issuer + "/.well-known/openid-configuration"
+    token = issuer.issuer + "/token"
+    assert verifier.oauth_flow == OAuthFlow(metadata, issuer.issuer + "/auth", token, token, True)
 
 
 def rsa_jwk(bits: int = 2048, **fields: Any) -> dict[str, Any]:

@@ -6,7 +6,15 @@ import re
 
 import pytest
 
-from n8n_a2a.identity import AuthFailure, AuthReason, Caller, subject_owner, token_owner
+from n8n_a2a.identity import (
+    AuthFailure,
+    AuthReason,
+    Caller,
+    granted_scopes,
+    is_access_token,
+    subject_owner,
+    token_owner,
+)
 from n8n_a2a.protocol.errors import ErrorCode
 
 
@@ -37,16 +45,29 @@ def test_a_verified_owner_is_the_issuer_and_subject_whatever_the_token() -> None
 
 
 @pytest.mark.parametrize("reason", list(AuthReason))
-def test_every_refusal_is_32600_with_a_challenge_a_header_can_carry(reason: AuthReason) -> None:
+def test_every_refusal_is_32600_and_only_a_missing_scope_is_a_403(reason: AuthReason) -> None:
     failure = AuthFailure(reason)
     assert failure.code is ErrorCode.INVALID_REQUEST
-    assert failure.message
-    challenge = failure.challenge
-    assert challenge.startswith('Bearer realm="a2a"')
-    assert challenge.isascii() and "\n" not in challenge
-    if reason is AuthReason.NO_TOKEN:
-        assert challenge == 'Bearer realm="a2a"'  # RFC 6750 §3: no error without a token
-    else:
-        [description] = re.findall(r'error_description="([^"\\]*)"$', challenge)
-        assert 'error="invalid_token"' in challenge
-        assert description == failure.message.replace('"', "'")
+    assert failure.message and failure.message.isascii()
+    assert failure.status == (403 if reason is AuthReason.INSUFFICIENT_SCOPE else 401)
+
+
+def test_an_id_tokens_marks_make_it_no_access_token() -> None:
+    claims = {"iss": "https://login.example", "sub": "alice", "aud": "agent"}
+    for typ in (None, "JWT", "jwt", "at+jwt", "application/at+jwt"):
+        header = {"alg": "RS256"} if typ is None else {"alg": "RS256", "typ": typ}
+        assert is_access_token(header, claims), typ
+    for other in ("id_token+jwt", "logout+jwt", "dpop+jwt", 7):
+        assert not is_access_token({"alg": "RS256", "typ": other}, claims), other
+    for mark in ("nonce", "at_hash", "c_hash", "s_hash"):
+        assert not is_access_token({"typ": "JWT"}, {**claims, mark: "x"}), mark
+    assert not is_access_token({"typ": "JWT"}, {**claims, "typ": "ID"})  # Keycloak's
+    assert is_access_token({"typ": "JWT"}, {**claims, "typ": "Bearer"})
+
+
+def test_the_scopes_granted_are_the_scope_string_or_the_scp_list() -> None:
+    assert granted_scopes({"scope": "a2a.call  openid"}) == {"a2a.call", "openid"}
+    assert granted_scopes({"scp": ["a2a.call", 3]}) == {"a2a.call"}
+    assert granted_scopes({"scp": "a2a.call"}) == {"a2a.call"}
+    assert granted_scopes({"scope": "a", "scp": ["b"]}) == {"a"}
+    assert granted_scopes({}) == granted_scopes({"scope": 5}) == frozenset()

@@ -1,9 +1,10 @@
 """The HTTP edge on quart-trio: one module per route family, composed here.
 
-card.py (the Agent Card), jsonrpc.py (the JSON-RPC endpoint) and rest.py (the HTTP+JSON
-binding), with streams.py for their event streams; health.py (health, readiness,
-metrics), errors.py (what no route answers); negotiation.py reads what every request
-asks for, operations.py does what it asks.
+card.py (the Agent Card), signin.py (RFC 9728's metadata, with an issuer), jsonrpc.py
+(the JSON-RPC endpoint) and rest.py (the HTTP+JSON binding), with streams.py for their
+event streams; health.py (health, readiness, metrics), errors.py (what no route
+answers); negotiation.py reads what every request asks for, operations.py does what it
+asks.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from ..executor import Executor
 from ..metrics import Metrics
 from ..push.service import PushNotifications
 from .card import CardRoute
-from .edge import Edge
+from .edge import Edge, protected_resource
 from .errors import ErrorAnswers
 from .health import HealthRoutes
 from .jsonrpc import JsonRpcEndpoint
 from .rest import RestBinding
+from .signin import ProtectedResourceRoute
 from .streams import EventStreams
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
@@ -42,7 +44,9 @@ def create_app(
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     edge = Edge(settings, executor, metrics, push, verifier, store_problem)
-    CardRoute(settings).add_to(app)
+    CardRoute(settings, verifier).add_to(app)
+    if (resource := protected_resource(settings)) is not None:
+        ProtectedResourceRoute(resource).add_to(app)
     # One stream quota per caller, whichever binding opens its streams.
     streams = EventStreams(edge)
     JsonRpcEndpoint(edge, streams).add_to(app)

@@ -1,21 +1,26 @@
-"""The Agent Card route: both card shapes, built once, with ETag and Last-Modified."""
+"""The Agent Card route: both card shapes, built once (again when the issuer's code flow
+changes), with ETag and Last-Modified."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from typing import TYPE_CHECKING
 
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from .. import __version__
 from ..config import Settings
-from ..protocol.card import CardFacts, agent_card
+from ..protocol.card import CardFacts, OAuthFlow, agent_card
 from .negotiation import VERSION_HEADER, Lookup, current
+
+if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
+    from ..auth import OidcVerifier
 
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -34,6 +39,7 @@ def card_facts(settings: Settings) -> CardFacts:
         require_token=settings.require_token,
         oidc_discovery_url=settings.oidc_discovery_url,
         oidc_audience=settings.oidc_audience,
+        scopes=settings.oidc_scopes,
         modes=settings.modes,
     )
 
@@ -77,33 +83,61 @@ def not_modified(headers: Lookup, etag: str, last_modified: datetime) -> bool:
         return False
 
 
-class CardRoute:
-    """GET of the card: the v1.0 shape for a v1.0 client, the legacy shape for the others."""
+@dataclass(frozen=True, slots=True)
+class Cards:
+    """Both card shapes for one code flow of the issuer, and since when they are served."""
 
-    def __init__(self, settings: Settings) -> None:
-        facts = card_facts(settings)
-        self._cards = {
+    flow: OAuthFlow | None
+    by_legacy: Mapping[bool, CachedCard]
+    since: datetime
+
+    @classmethod
+    def of(cls, facts: CardFacts, flow: OAuthFlow | None) -> Cards:
+        facts = replace(facts, oauth_flow=flow)
+        by_legacy = {
             legacy: CachedCard.of(agent_card(facts, legacy_fields=legacy))
             for legacy in (True, False)
         }
+        return cls(flow, by_legacy, datetime.now(UTC).replace(microsecond=0))
+
+
+class CardRoute:
+    """GET of the card: the v1.0 shape for a v1.0 client, the legacy shape for the others.
+
+    With an issuer the card changes when the issuer's discovery document does (its code
+    flow is the oauth2 scheme): built anew then, else built once.
+    """
+
+    def __init__(self, settings: Settings, verifier: OidcVerifier | None = None) -> None:
+        self._facts = card_facts(settings)
+        self._verifier = verifier
+        self._cards = Cards.of(self._facts, None)
         self._paths = card_paths(settings)
-        # The card only changes with a restart: its Last-Modified is the start time.
-        self._started = datetime.now(UTC).replace(microsecond=0)
 
     def add_to(self, app: QuartTrio) -> None:
         for path in self._paths:
             app.add_url_rule(path, endpoint=f"card {path}", view_func=self.card, methods=["GET"])
 
     async def card(self) -> Response:
+        cards = self._current()
         # A v1.0 client gets the card the v1.0 schema validates; everyone else also gets
         # the top-level `url` that v0.3 clients need.
-        cached = self._cards[not current().plain_card]
+        cached = cards.by_legacy[not current().plain_card]
         headers = {
             "ETag": cached.etag,
-            "Last-Modified": format_datetime(self._started, usegmt=True),
+            "Last-Modified": format_datetime(cards.since, usegmt=True),
             "Cache-Control": "public, max-age=300",
             "Vary": VERSION_HEADER,
         }
-        if not_modified(request.headers, cached.etag, self._started):
+        if self._verifier is not None and not self._verifier.ready:
+            # The issuer's code flow is not known yet: the card is about to change.
+            headers["Cache-Control"] = "no-cache"
+        if not_modified(request.headers, cached.etag, cards.since):
             return Response(b"", status=304, headers=headers)
         return Response(cached.body, content_type="application/json", headers=headers)
+
+    def _current(self) -> Cards:
+        flow = None if self._verifier is None else self._verifier.oauth_flow
+        if flow != self._cards.flow:
+            self._cards = Cards.of(self._facts, flow)
+        return self._cards

@@ -11,9 +11,11 @@ from quart import Response
 
 from ..config import Settings
 from ..executor import Executor
+from ..identity import AuthFailure
 from ..metrics import Metrics
 from ..protocol.errors import A2AError
 from ..push.service import PushNotifications
+from ..signin import ProtectedResource, bearer_challenge
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
@@ -37,12 +39,33 @@ class Edge:
     verifier: OidcVerifier | None
     store_problem: Callable[[], str | None]
 
+    @property
+    def resource(self) -> ProtectedResource | None:
+        """This agent as a protected resource of its issuer (None without an issuer)."""
+        return protected_resource(self.settings)
+
+    def refused_caller(self, failure: AuthFailure, response: Response) -> Response:
+        """A refusal for the caller's token (answered with `failure.status`), counted, with
+        the Bearer challenge."""
+        self.metrics.auth_failed(failure.reason)
+        response.headers["WWW-Authenticate"] = bearer_challenge(failure, self.resource)
+        return response
+
     def log_refusal(self, binding: str, method: str, error: A2AError) -> None:
         """Count and log an A2A error answered to a caller, in whatever binding or stream."""
         self.metrics.request_answered(binding, method, error.code)
         code = int(error.code)
         fields = {"event": "rpc_error", "binding": binding, "method": method, "code": code}
         logger.info("A2A error %d: %s", error.code, error.message, extra={"fields": fields})
+
+
+def protected_resource(settings: Settings) -> ProtectedResource | None:
+    """With ADAPTER_OIDC_ISSUER, this agent as RFC 9728 describes it."""
+    if settings.oidc_issuer is None:
+        return None
+    return ProtectedResource(
+        settings.public_url, settings.oidc_issuer, settings.oidc_scopes, settings.agent_name
+    )
 
 
 def json_response(body: bytes, status: int = 200) -> Response:

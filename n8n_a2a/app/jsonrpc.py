@@ -50,8 +50,9 @@ class JsonRpcEndpoint:
             # judged on nothing but that; its body is read only for the id to echo.
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
         except AuthFailure as failure:
-            edge.metrics.auth_failed(failure.reason)
-            return refuse(edge, await _readable_id(), codec, failure, status=401)
+            request_id = await _readable_id()
+            refusal = refuse(edge, request_id, codec, failure, status=failure.status)
+            return edge.refused_caller(failure, refusal)
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
             error = A2AError(
@@ -97,13 +98,9 @@ def refuse(
     method: str = "none",
     status: int = 200,
 ) -> Response:
-    """The JSON-RPC error answer, counted and logged; a caller refused for its token also
-    gets the Bearer challenge."""
+    """The JSON-RPC error answer, counted and logged."""
     edge.log_refusal(JSONRPC, method, error)
-    response = error_response(request_id, codec, error, status)
-    if isinstance(error, AuthFailure):
-        response.headers["WWW-Authenticate"] = error.challenge
-    return response
+    return error_response(request_id, codec, error, status)
 
 
 def error_response(

@@ -67,8 +67,7 @@ class RestBinding:
             # Before anything else, as on the JSON-RPC endpoint: a refused token is all.
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
         except AuthFailure as failure:
-            edge.metrics.auth_failed(failure.reason)
-            return refuse(edge, failure, "none", status=401)
+            return edge.refused_caller(failure, refuse(edge, failure, "none", failure.status))
         try:
             matched, ids = rest.route(request.method, "/" + path)
         except rest.NoRoute as error:
@@ -109,7 +108,7 @@ def is_rest_request() -> bool:
 
 def refuse(edge: Edge, error: A2AError, method: str = "other", status: int = 0) -> Response:
     """The binding's error answer, counted and logged; `status` overrides the error's own
-    (401 for a token refused, which also gets the Bearer challenge; 413)."""
+    (401 or 403 for a token refused; 413)."""
     edge.log_refusal(HTTP_JSON, method, error)
     status = status or rest.error_status(error)
     response = Response(
@@ -117,8 +116,6 @@ def refuse(edge: Edge, error: A2AError, method: str = "other", status: int = 0) 
         status=status,
         content_type=rest.answer_type(request.headers.get("Accept")),
     )
-    if isinstance(error, AuthFailure):
-        response.headers["WWW-Authenticate"] = error.challenge
     if isinstance(error, rest.NoRoute) and error.allowed:
         response.headers["Allow"] = ", ".join(error.allowed)
     return response

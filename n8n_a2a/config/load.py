@@ -14,6 +14,7 @@ from .variables import VARIABLES
 
 _DEFAULTS = {variable.attribute: variable.default for variable in VARIABLES}
 _CALLS = ("ADAPTER_MAX_CONCURRENT_CALLS", "ADAPTER_MAX_QUEUED_CALLS")
+_ISSUER_ONLY = ("ADAPTER_OIDC_AUDIENCE", "ADAPTER_OIDC_SCOPES", "ADAPTER_OIDC_ALLOW_HTTP")
 
 
 class Problem(NamedTuple):
@@ -51,7 +52,7 @@ def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
             problems[variable.name] = "is required and must not be empty"
     # The checks across variables come second: a variable's own problem is the one it shows.
     _fit_the_limits(given, problems)
-    _pair_the_audience(present, problems)
+    _check_the_issuer(given, present, problems)
     if problems:
         raise ConfigError(
             Problem(v.name, problems[v.name]) for v in VARIABLES if v.name in problems
@@ -81,15 +82,26 @@ def _value(given: dict[str, Any], attribute: str) -> Any:
     return given.get(attribute, _DEFAULTS[attribute])
 
 
-def _pair_the_audience(present: set[str], problems: dict[str, str]) -> None:
-    """An issuer's tokens are for many agents: the audience says which are for this one."""
-    issuer, audience = "ADAPTER_OIDC_ISSUER" in present, "ADAPTER_OIDC_AUDIENCE" in present
-    if issuer and not audience:
+def _check_the_issuer(given: dict[str, Any], present: set[str], problems: dict[str, str]) -> None:
+    """An issuer's tokens are for many agents: the audience says which are for this one. Its
+    keys decide who is who: they come over https, unless a local test says otherwise."""
+    issuer = "ADAPTER_OIDC_ISSUER" in present
+    if issuer and "ADAPTER_OIDC_AUDIENCE" not in present:
         problems["ADAPTER_OIDC_AUDIENCE"] = (
             "is required with ADAPTER_OIDC_ISSUER: the aud a token must carry to be for this agent"
         )
-    if audience and not issuer:
-        problems["ADAPTER_OIDC_AUDIENCE"] = "is only used with ADAPTER_OIDC_ISSUER"
+    if not issuer:
+        for name in _ISSUER_ONLY:
+            if name in present:
+                problems[name] = "is only used with ADAPTER_OIDC_ISSUER"
+        return
+    url = given.get("oidc_issuer", "")
+    if urlsplit(url).scheme == "http" and not _value(given, "oidc_allow_http"):
+        problems.setdefault(
+            "ADAPTER_OIDC_ISSUER",
+            "must be an https:// URL: whoever can change its keys on the way can sign in as "
+            "anyone (ADAPTER_OIDC_ALLOW_HTTP=true allows http, for local tests only)",
+        )
 
 
 def doubts(settings: Settings) -> tuple[Problem, ...]:

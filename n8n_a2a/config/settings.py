@@ -46,6 +46,8 @@ class Settings:
     require_token: bool = False
     oidc_issuer: str | None = None
     oidc_audience: str | None = None
+    oidc_scopes: tuple[str, ...] = ()
+    oidc_allow_http: bool = False
     ready_check_webhook: bool = False
     allow_input_required: bool = False
     input_ttl: float = 86400.0

@@ -17,6 +17,8 @@ from ..protocol.media import ANY, MAX_MODES, TEXT, listed, media_type
 T = TypeVar("T")
 
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+#: A scope token: printable ASCII but for the space, the quote and the backslash.
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 
 
 def quoting(parse: Callable[[str], T]) -> Callable[[str], T]:
@@ -102,6 +104,17 @@ def oidc_issuer(raw: str) -> str:
     if not has_crypto:
         raise ValueError("verifying tokens needs the oidc extra: pip install 'n8n-a2a[oidc]'")
     return issuer
+
+
+def scopes(raw: str) -> tuple[str, ...]:
+    """OAuth scope names (RFC 6749 §3.3), space-separated, each once."""
+    found: list[str] = []
+    for name in raw.split():
+        if not _SCOPE.fullmatch(name):
+            raise ValueError(f"must be scope names without quotes or backslashes, not {name!r}")
+        if name not in found:
+            found.append(name)
+    return tuple(found)
 
 
 def store_url(raw: str) -> str:

@@ -235,6 +235,18 @@ VARIABLES: tuple[Variable, ...] = (
         read.text,
     ),
     Variable(
+        "ADAPTER_OIDC_SCOPES",
+        "oidc_scopes",
+        "scopes a token must carry, space-separated (the card lists them)",
+        read.quoting(read.scopes),
+    ),
+    Variable(
+        "ADAPTER_OIDC_ALLOW_HTTP",
+        "oidc_allow_http",
+        "true: the issuer's keys may come over http (tests)",
+        _BOOLEAN,
+    ),
+    Variable(
         "ADAPTER_READY_CHECK_WEBHOOK",
         "ready_check_webhook",
         "true: /readyz also connects to the webhook's host",

@@ -11,6 +11,19 @@ from .versions import SUPPORTED
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthFlow:
+    """The issuer's authorization code flow, for a client that signs its users in: where
+    the issuer describes itself, where a user signs in, where tokens are had and
+    refreshed (None: no refresh), and whether PKCE (RFC 7636) is to be used."""
+
+    metadata_url: str
+    authorization_url: str
+    token_url: str
+    refresh_url: str | None = None
+    pkce_required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class CardFacts:
     """What the card says of the agent, its one skill and its callers' tokens."""
 
@@ -25,6 +38,9 @@ class CardFacts:
     require_token: bool = False
     oidc_discovery_url: str | None = None
     oidc_audience: str | None = None
+    #: The scopes a token must carry (ADAPTER_OIDC_SCOPES), and the issuer's code flow.
+    scopes: tuple[str, ...] = ()
+    oauth_flow: OAuthFlow | None = None
     modes: Modes = TEXT_ONLY
 
 
@@ -59,37 +75,71 @@ def agent_card(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
         "defaultOutputModes": list(facts.modes.outputs),
         "skills": [skill],
     }
-    # The caller's token is what the workflow exchanges: declared always. With an issuer
-    # (ADAPTER_OIDC_ISSUER) it is an OpenID Connect token, verified here, always required;
-    # without, any Bearer token, required only with ADAPTER_REQUIRE_TOKEN (else the
-    # workflow judges its absence).
-    if facts.oidc_discovery_url is not None:
-        name, required = "oidc", True
-        oidc = {
-            "openIdConnectUrl": facts.oidc_discovery_url,
-            "description": f"A token of this issuer for the audience {facts.oidc_audience}; "
-            "the workflow receives it as X-Subject-Token.",
-        }
-        v1_scheme, v03_scheme = {"openIdConnectSecurityScheme": oidc}, {"type": "openIdConnect"}
-        v03_scheme |= oidc
-    else:
-        name, required = "bearer", facts.require_token
-        v1_scheme, v03_scheme = {"httpAuthSecurityScheme": _BEARER}, {"type": "http", **_BEARER}
     if legacy_fields:
         card |= {
             "protocolVersion": "0.3.0",
             "url": facts.public_url,
             "preferredTransport": "JSONRPC",
             "additionalInterfaces": [{"url": facts.public_url, "transport": "JSONRPC"}],
-            "securitySchemes": {name: v03_scheme},
         }
-        if required:
-            card["security"] = [{name: []}]
+    return card | _security(facts, legacy_fields=legacy_fields)
+
+
+def _security(facts: CardFacts, *, legacy_fields: bool) -> JSONObject:
+    """The schemes and requirements: any one scheme named will do, with the scopes.
+
+    The caller's token is what the workflow exchanges: declared always. With an issuer
+    (ADAPTER_OIDC_ISSUER) it is a token of that issuer, verified here, always required:
+    had as a service (openIdConnect) or for a user who signs in (oauth2, once the
+    issuer's discovery describes its code flow); without, any Bearer token, required
+    only with ADAPTER_REQUIRE_TOKEN (else the workflow judges its absence).
+    """
+    # Each scheme in both shapes: v1.0's (a oneof by key) and v0.3's (OpenAPI's `type`).
+    schemes: dict[str, tuple[JSONObject, JSONObject]] = {}
+    if facts.oidc_discovery_url is not None:
+        required = True
+        oidc = {
+            "openIdConnectUrl": facts.oidc_discovery_url,
+            "description": f"A token of this issuer for the audience {facts.oidc_audience}; "
+            "the workflow receives it as X-Subject-Token.",
+        }
+        schemes["oidc"] = ({"openIdConnectSecurityScheme": oidc}, {"type": "openIdConnect"} | oidc)
+        if facts.oauth_flow is not None:
+            schemes["oauth2"] = _oauth2(facts, facts.oauth_flow)
     else:
-        card["securitySchemes"] = {name: v1_scheme}
+        required = facts.require_token
+        schemes["bearer"] = ({"httpAuthSecurityScheme": _BEARER}, {"type": "http", **_BEARER})
+    scopes = list(facts.scopes)
+    if legacy_fields:
+        security: JSONObject = {"securitySchemes": {n: v03 for n, (_, v03) in schemes.items()}}
         if required:
-            card["securityRequirements"] = [{"schemes": {name: {"list": []}}}]
-    return card
+            security["security"] = [{name: scopes} for name in schemes]
+    else:
+        security = {"securitySchemes": {n: v1 for n, (v1, _) in schemes.items()}}
+        if required:
+            security["securityRequirements"] = [
+                {"schemes": {name: {"list": scopes}}} for name in schemes
+            ]
+    return security
+
+
+def _oauth2(facts: CardFacts, flow: OAuthFlow) -> tuple[JSONObject, JSONObject]:
+    """The oauth2 scheme with the issuer's authorization code flow, v1.0's and v0.3's."""
+    code: JSONObject = {"authorizationUrl": flow.authorization_url, "tokenUrl": flow.token_url}
+    if flow.refresh_url is not None:
+        code["refreshUrl"] = flow.refresh_url
+    code["scopes"] = {scope: "Required to call this agent" for scope in facts.scopes}
+    scheme: JSONObject = {
+        "description": "Sign a user in at this agent's issuer (authorization code flow) for "
+        f"a token for the audience {facts.oidc_audience}; the workflow receives it as "
+        "X-Subject-Token.",
+        "oauth2MetadataUrl": flow.metadata_url,
+    }
+    # pkceRequired is v1.0's alone; false is its default, left out as proto3 JSON does.
+    v1_code = code | {"pkceRequired": True} if flow.pkce_required else code
+    v1 = {"oauth2SecurityScheme": scheme | {"flows": {"authorizationCode": v1_code}}}
+    v03 = {"type": "oauth2"} | scheme | {"flows": {"authorizationCode": code}}
+    return v1, v03
 
 
 def _interface(facts: CardFacts, binding: str, version: str) -> JSONObject:

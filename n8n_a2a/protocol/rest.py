@@ -218,7 +218,12 @@ _STATUSES: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.SERVER_BUSY: (503, "UNAVAILABLE"),
 }
 # Statuses the edge answers for its own reasons, whatever the error's code.
-_NAMES = {401: "UNAUTHENTICATED", 405: "UNIMPLEMENTED", 413: "INVALID_ARGUMENT"}
+_NAMES = {
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    405: "UNIMPLEMENTED",
+    413: "INVALID_ARGUMENT",
+}
 
 
 def error_status(error: A2AError) -> int:

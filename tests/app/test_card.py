@@ -1,13 +1,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from quart_trio import QuartTrio
 
 from n8n_a2a import __version__
-from n8n_a2a.app.card import CachedCard, card_facts, card_paths, card_url, not_modified
+from n8n_a2a.app.card import (
+    CachedCard,
+    CardRoute,
+    card_facts,
+    card_paths,
+    card_url,
+    not_modified,
+)
+from n8n_a2a.protocol.card import OAuthFlow
 from n8n_a2a.protocol.media import Modes
 from tests.support.adapter import make_settings
 
@@ -24,7 +34,8 @@ def test_the_facts_come_from_the_settings() -> None:
     assert facts.version == __version__
     assert (facts.agent_name, facts.public_url) == (settings.agent_name, settings.public_url)
     assert facts.skill_examples == settings.skill_examples
-    assert not facts.require_token
+    assert not facts.require_token and facts.scopes == ()
+    assert card_facts(replace(settings, oidc_scopes=("a2a.call",))).scopes == ("a2a.call",)
     assert card_facts(make_settings(require_token=True)).require_token
     modes = card_facts(make_settings(input_modes=("application/json",))).modes
     assert modes == Modes(("application/json",), ("text/plain",))
@@ -91,3 +102,35 @@ def test_a_conditional_get_is_answered_304_when_the_client_has_the_card(
     headers: dict[str, str], expected: bool
 ) -> None:
     assert not_modified(headers, ETAG, STARTED) is expected
+
+
+class Verifier:
+    """What the card route reads of the OIDC verifier: whether the keys are loaded, and the
+    issuer's code flow from its discovery document."""
+
+    def __init__(self) -> None:
+        self.ready = False
+        self.oauth_flow: OAuthFlow | None = None
+
+
+async def test_the_card_follows_the_issuers_code_flow_and_is_not_cached_before() -> None:
+    verifier = Verifier()
+    app = QuartTrio(__name__)
+    settings = make_settings(oidc_issuer=ISSUER, oidc_audience="supply-agent")
+    CardRoute(settings, verifier).add_to(app)  # type: ignore[arg-type]
+    client = app.test_client()
+    path = "/.well-known/agent-card.json"
+    early = await client.get(path, headers={"A2A-Version": "1.0"})
+    assert early.headers["Cache-Control"] == "no-cache"  # about to change
+    assert list((await early.get_json())["securitySchemes"]) == ["oidc"]
+    metadata = ISSUER + "/.well-known/openid-configuration"
+    verifier.ready, verifier.oauth_flow = True, OAuthFlow(metadata, ISSUER + "/a", ISSUER + "/t")
+    loaded = await client.get(path, headers={"A2A-Version": "1.0"})
+    assert loaded.headers["Cache-Control"] == "public, max-age=300"
+    assert loaded.headers["ETag"] != early.headers["ETag"]
+    assert list((await loaded.get_json())["securitySchemes"]) == ["oidc", "oauth2"]
+    same = await client.get(path, headers={"A2A-Version": "1.0"})
+    assert same.headers["ETag"] == loaded.headers["ETag"]  # built once per flow
+    verifier.oauth_flow = None  # the issuer dropped its code flow
+    dropped = await client.get(path, headers={"A2A-Version": "1.0"})
+    assert list((await dropped.get_json())["securitySchemes"]) == ["oidc"]

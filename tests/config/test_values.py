@@ -67,6 +67,10 @@ from tests.support.environments import GOOD, OIDC
         ("ADAPTER_OUTPUT_MODES", "text/plain,x", "media types such as"),
         ("ADAPTER_OIDC_ISSUER", "login.example", "http:// or https://"),
         ("ADAPTER_OIDC_AUDIENCE", None, "is required with ADAPTER_OIDC_ISSUER"),
+        ("ADAPTER_OIDC_ISSUER", "http://login.example", "ADAPTER_OIDC_ALLOW_HTTP=true allows"),
+        ("ADAPTER_OIDC_SCOPES", 'a2a.call "all"', "without quotes or backslashes"),
+        ("ADAPTER_OIDC_SCOPES", "a\\b", "not 'a\\\\b'"),
+        ("ADAPTER_OIDC_ALLOW_HTTP", "sometimes", "true or false"),
     ],
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str | None, problem: str) -> None:
@@ -79,6 +83,19 @@ def test_a_bad_value_names_its_variable(variable: str, value: str | None, proble
         load_settings(environ)
     assert [problem.variable for problem in raised.value.problems] == [variable]
     assert problem in str(raised.value)
+
+
+def test_scopes_are_read_once_each_and_only_with_an_issuer() -> None:
+    environ = {**GOOD, **OIDC, "ADAPTER_OIDC_SCOPES": " a2a.call  openid a2a.call "}
+    assert load_settings(environ).oidc_scopes == ("a2a.call", "openid")
+    assert load_settings({**GOOD, **OIDC}).oidc_scopes == ()
+    local = {**OIDC, "ADAPTER_OIDC_ISSUER": "http://127.0.0.1:8081/realms/a"}
+    settings = load_settings({**GOOD, **local, "ADAPTER_OIDC_ALLOW_HTTP": "true"})
+    assert (settings.oidc_issuer, settings.oidc_allow_http) == (local["ADAPTER_OIDC_ISSUER"], True)
+    for name in ("ADAPTER_OIDC_SCOPES", "ADAPTER_OIDC_ALLOW_HTTP"):
+        with pytest.raises(ConfigError) as raised:
+            load_settings({**GOOD, name: "true"})
+        assert str(raised.value) == f"{name}: is only used with ADAPTER_OIDC_ISSUER"
 
 
 def test_the_shared_store_is_opt_in_and_its_url_never_quoted() -> None:

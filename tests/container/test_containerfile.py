@@ -113,16 +113,15 @@ def test_the_runtime_pins_satisfy_pyproject_and_leave_out_the_test_extra() -> No
         assert name in pins, f"{dependency.name} is a dependency but not in {REQUIREMENTS.name}"
         assert dependency.specifier.contains(pins[name]), f"{name}=={pins[name]} vs {dependency}"
     extras = PYPROJECT["project"].get("optional-dependencies", {})
-    # The postgres extra is in the image: ADAPTER_STORE_URL needs no other image.
-    shipped = set()
-    for dependency in map(Requirement, extras["postgres"]):
+    # Both runtime extras are in the image: ADAPTER_STORE_URL and ADAPTER_OIDC_ISSUER need
+    # no other image.
+    for dependency in map(Requirement, extras["postgres"] + extras["oidc"]):
         name = canonicalize_name(dependency.name)
         assert name in pins and dependency.specifier.contains(pins[name]), dependency
-        shipped.add(name)
-    for needs in extras.values():
-        for tool in map(Requirement, needs):
-            name = canonicalize_name(tool.name)
-            assert name in shipped or name not in pins, f"{tool.name} is no runtime dependency"
+    shipped = _closure(pins)
+    for tool in map(Requirement, extras["test"]):
+        name = canonicalize_name(tool.name)
+        assert name in shipped or name not in pins, f"{tool.name} is no runtime dependency"
     assert "[test]" not in CONTAINERFILE.read_text()
 
 
@@ -133,8 +132,12 @@ def test_the_runtime_pins_hold_the_whole_closure() -> None:
     requirements say nothing about the pinned one (the image build's `pip check` is the
     guard there), and an upstream release must not turn this test red.
     """
-    pins = _pins()
-    pending: list[tuple[str, frozenset[str]]] = [("n8n-a2a", frozenset({"postgres"}))]
+    _closure(_pins())
+
+
+def _closure(pins: dict[str, str]) -> set[str]:
+    """The distributions n8n-a2a with both runtime extras needs, each found among the pins."""
+    pending: list[tuple[str, frozenset[str]]] = [("n8n-a2a", frozenset({"postgres", "oidc"}))]
     walked: set[tuple[str, frozenset[str]]] = set()
     while pending:
         name, extras = pending.pop()
@@ -155,6 +158,7 @@ def test_the_runtime_pins_hold_the_whole_closure() -> None:
                 needed = canonicalize_name(requirement.name)
                 assert needed in pins, f"{name} needs {requirement}, not in {REQUIREMENTS.name}"
                 pending.append((needed, frozenset(requirement.extras)))
+    return {name for name, _ in walked}
 
 
 def test_the_dockerignore_admits_exactly_what_the_build_copies() -> None:

@@ -34,9 +34,23 @@ def bearer(token: str) -> Headers:
 async def start_oidc_adapter(
     start_adapter: AdapterFactory, stub: StubWebhook, issuer: str, **overrides: Any
 ) -> str:
+    # The local issuer is plain http on loopback: the setting meant for local tests.
+    overrides = {"oidc_allow_http": True, **overrides}
     adapter: str = await start_adapter(
         stub.url, oidc_issuer=issuer, oidc_audience=AUDIENCE, **overrides
     )
+    return adapter
+
+
+@pytest.fixture
+async def scoped_adapter(
+    issuer: LocalIssuer, stub: StubWebhook, start_adapter: AdapterFactory
+) -> str:
+    """An adapter whose callers' tokens must carry the scope a2a.call, ready."""
+    adapter = await start_oidc_adapter(
+        start_adapter, stub, issuer.issuer, oidc_scopes=("a2a.call",)
+    )
+    await until_ready(adapter)
     return adapter
 
 
@@ -275,13 +289,13 @@ async def test_a_verified_token_still_reaches_the_workflow(
 async def test_the_card_names_the_issuer_and_requires_its_tokens(oidc_adapter: str) -> None:
     issuer_card = (await get(oidc_adapter + ".well-known/agent-card.json", **V1)).json()
     legacy = (await get(oidc_adapter + ".well-known/agent-card.json")).json()
-    [(name, scheme)] = issuer_card["securitySchemes"].items()
+    name, scheme = next(iter(issuer_card["securitySchemes"].items()))
     url = scheme["openIdConnectSecurityScheme"]["openIdConnectUrl"]
     assert url.endswith("/.well-known/openid-configuration")
-    assert issuer_card["securityRequirements"] == [{"schemes": {name: {"list": []}}}]
+    assert issuer_card["securityRequirements"][0] == {"schemes": {name: {"list": []}}}
     assert legacy["securitySchemes"][name]["type"] == "openIdConnect"
     assert legacy["securitySchemes"][name]["openIdConnectUrl"] == url
-    assert legacy["security"] == [{name: []}]
+    assert legacy["security"][0] == {name: []}
     async with httpx.AsyncClient() as client:
         assert (await client.get(url)).json()["jwks_uri"]
 
@@ -336,3 +350,91 @@ async def test_the_issuers_keys_come_over_tls_verified_with_the_ca_bundle(
     await trio.sleep(0.3)
     assert (await get(untrusted + "readyz")).status_code == 503
     assert await rpc_status(untrusted, bearer(issuer.mint())) == 401
+
+
+async def test_every_401_says_where_to_learn_to_sign_in_and_the_metadata_is_there(
+    issuer: LocalIssuer, stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    port = free_port()
+    public = f"http://127.0.0.1:{port}/agents/supply"
+    await start_oidc_adapter(
+        start_adapter, stub, issuer.issuer, port=port, public_url=public, oidc_scopes=("a2a.call",)
+    )
+    metadata_url = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/agents/supply"
+    async with httpx.AsyncClient() as client:
+        for url, body in (
+            (public, send_v1("x")),
+            (public + "/message:send", send_v1("x")["params"]),
+        ):
+            for headers in ({}, bearer("a.b.c"), bearer(issuer.mint(scope="a2a.call", nonce="n"))):
+                refused = await client.post(url, json=body, headers={**V1, **headers})
+                assert refused.status_code == 401, (url, headers)
+                challenge = refused.headers["www-authenticate"]
+                assert challenge.endswith(f'scope="a2a.call", resource_metadata="{metadata_url}"')
+        # Unauthenticated, cacheable: what RFC 9728 §2 says a client needs.
+        metadata = await client.get(metadata_url)
+    assert metadata.status_code == 200 and "public" in metadata.headers["cache-control"]
+    assert metadata.json() == {
+        "resource": public,
+        "authorization_servers": [issuer.issuer],
+        "scopes_supported": ["a2a.call"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Supply agent",
+    }
+    metrics = (await get(f"http://127.0.0.1:{port}/metrics")).text
+    assert sample(metrics, "n8n_a2a_auth_failures_total", reason="not_access_token") == 2
+    assert stub.received == []
+
+
+async def test_a_token_without_the_scope_is_403_on_both_bindings_before_the_webhook(
+    scoped_adapter: str, issuer: LocalIssuer, stub: StubWebhook
+) -> None:
+    adapter = scoped_adapter
+    narrow = bearer(issuer.mint("alice", scope="openid profile"))
+    async with httpx.AsyncClient() as client:
+        jsonrpc = await client.post(
+            adapter, json=send_v1("x", request_id=4), headers={**V1, **narrow}
+        )
+        rest = await client.post(
+            adapter + "message:send", json=send_v1("x")["params"], headers={**V1, **narrow}
+        )
+    for refused in (jsonrpc, rest):
+        assert refused.status_code == 403
+        challenge = refused.headers["www-authenticate"]
+        assert 'error="insufficient_scope"' in challenge and 'scope="a2a.call"' in challenge
+    assert jsonrpc.json()["id"] == 4 and jsonrpc.json()["error"]["code"] == -32600
+    assert "a2a.call" in jsonrpc.json()["error"]["message"]
+    assert rest.json()["error"]["code"] == 403
+    assert stub.received == []
+    enough = bearer(issuer.mint("alice", scope="openid a2a.call"))
+    reply = await rpc(adapter, send_v1("answer:ok"), {**V1, **enough})
+    assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    metrics = (await get(adapter + "metrics")).text
+    assert sample(metrics, "n8n_a2a_auth_failures_total", reason="insufficient_scope") == 2
+
+
+async def test_the_card_offers_the_issuers_code_flow_once_its_discovery_is_read(
+    scoped_adapter: str, issuer: LocalIssuer
+) -> None:
+    adapter = scoped_adapter
+    card_url = adapter + ".well-known/agent-card.json"
+    card = await get(card_url, **V1)
+    assert card.headers["cache-control"] == "public, max-age=300"
+    oauth2 = card.json()["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]
+    assert oauth2["oauth2MetadataUrl"] == issuer.issuer + "/.well-known/openid-configuration"
+    assert oauth2["flows"]["authorizationCode"] == {
+        "authorizationUrl": issuer.issuer + "/auth",
+        "tokenUrl": issuer.issuer + "/token",
+        "refreshUrl": issuer.issuer + "/token",
+        "scopes": {"a2a.call": "Required to call this agent"},
+        "pkceRequired": True,
+    }
+    assert card.json()["securityRequirements"] == [
+        {"schemes": {"oidc": {"list": ["a2a.call"]}}},
+        {"schemes": {"oauth2": {"list": ["a2a.call"]}}},
+    ]
+    legacy = (await get(card_url)).json()
+    assert legacy["securitySchemes"]["oauth2"]["type"] == "oauth2"
+    assert legacy["security"] == [{"oidc": ["a2a.call"]}, {"oauth2": ["a2a.call"]}]
+    again = await get(card_url, **{**V1, "If-None-Match": card.headers["etag"]})
+    assert again.status_code == 304

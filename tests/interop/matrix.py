@@ -21,17 +21,11 @@ artifact updates and the last state), or reports the error each ended in.
 from __future__ import annotations
 
 import base64
-import fcntl
-import hashlib
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +33,7 @@ import httpx
 import pytest
 import trio
 
+from tests.support import installs
 from tests.support.stub_webhook import StubWebhook
 
 CLIENTS = Path(__file__).parent / "clients"
@@ -118,67 +113,25 @@ def pinned_js_version(package: str) -> str:
 # Installing the clients.
 
 
-def cache_root() -> Path:
-    configured = os.environ.get("N8N_A2A_CACHE")
-    return (Path(configured) if configured else Path.home() / ".cache" / "n8n-a2a") / "clients"
-
-
-def _fingerprint(*parts: bytes) -> str:
-    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
-
-
-@contextmanager
-def _exclusive(lock: Path) -> Iterator[None]:
-    """One installer at a time per environment (parallel test runs share the cache)."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def _run(argv: list[str | Path], cwd: Path | None = None) -> str:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"{' '.join(map(str, argv))} exited {done.returncode}:\n{done.stdout}{done.stderr}"
-        )
-    return done.stdout
-
-
-def _prepared(name: str, fingerprint: str, build: Callable[[Path], None]) -> Path:
-    """The cached environment `name`, built first if it is not there whole."""
-    target = cache_root() / f"{name}-{fingerprint}"
-    marker = target / ".installed"
-    if marker.exists():
-        return target
-    with _exclusive(target.with_name(target.name + ".lock")):
-        if not marker.exists():
-            # Whatever is there is a build that broke off: start again.
-            shutil.rmtree(target, ignore_errors=True)
-            target.mkdir(parents=True)
-            build(target)
-            marker.write_text(fingerprint + "\n")
-    return target
-
-
 def python_client() -> Path:
     """The interpreter of a venv holding exactly tests/interop/clients/py03/requirements.txt."""
     requirements = PY03_DIR / "requirements.txt"
     runtime = f"{sys.version_info.major}.{sys.version_info.minor}".encode()
 
     def build(target: Path) -> None:
-        _run([sys.executable, "-m", "venv", target / "venv"])
+        installs.run([sys.executable, "-m", "venv", target / "venv"])
         python = target / "venv" / "bin" / "python"
-        _run([python, "-m", "pip", "install", "--no-input", "-q", "-r", requirements])
+        installs.run([python, "-m", "pip", "install", "--no-input", "-q", "-r", requirements])
 
-    target = _prepared("a2a-sdk-py03", _fingerprint(requirements.read_bytes(), runtime), build)
+    fingerprint = installs.fingerprint(requirements.read_bytes(), runtime)
+    target = installs.prepared("a2a-sdk-py03", fingerprint, build)
     return target / "venv" / "bin" / "python"
 
 
 def node_version() -> tuple[int, ...]:
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.fail("the JavaScript client needs node and npm (Node 20 or later) on PATH")
-    return tuple(int(n) for n in _run(["node", "--version"]).strip().lstrip("v").split("."))
+    return tuple(int(n) for n in installs.run(["node", "--version"]).strip().lstrip("v").split("."))
 
 
 def node_client() -> Path:
@@ -186,22 +139,7 @@ def node_client() -> Path:
     major = node_version()[0]
     if major < 20:
         pytest.fail(f"@a2a-js/sdk needs Node 20 or later; node is {major}")
-    pins = [JS_DIR / name for name in ("package.json", "package-lock.json", ".npmrc")]
-
-    def build(target: Path) -> None:
-        for pin in pins:
-            shutil.copy(pin, target / pin.name)
-        # npm ci installs exactly the lock and fails if package.json disagrees with it.
-        _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=target)
-
-    fingerprint = _fingerprint(*(pin.read_bytes() for pin in pins), str(major).encode())
-    target = _prepared("a2a-js-sdk", fingerprint, build)
-    # The driver runs beside node_modules so that its imports resolve there; copied on
-    # every run (atomically: parallel runs share the cache) so edits take effect.
-    staged = target / f".drive-{os.getpid()}.mjs"
-    shutil.copy(JS_DIR / "drive.mjs", staged)
-    staged.replace(target / "drive.mjs")
-    return target
+    return installs.npm_project("a2a-js-sdk", JS_DIR, "drive.mjs", major)
 
 
 #: The JavaScript client's modes (drive.mjs's third argument) -> the wire version the SDK

@@ -21,7 +21,7 @@ import trio
 
 from tests.interop import matrix
 from tests.support.adapter import AdapterFactory
-from tests.support.oidc_issuer import AUDIENCE, start_issuer
+from tests.support.oidc_issuer import start_issuer
 from tests.support.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_js_version("@a2a-js/sdk")
@@ -140,10 +140,12 @@ async def test_two_verified_callers_are_isolated(
     request: pytest.FixtureRequest,
 ) -> None:
     issuer = await start_issuer(nursery)
-    adapter = await start_adapter(stub.url, oidc_issuer=issuer.issuer, oidc_audience=AUDIENCE)
+    # The card offers the local issuer's code flow and the scope: the client still reads it.
+    adapter = await start_adapter(stub.url, **issuer.adapter_settings(scopes=("a2a.call",)))
     await matrix.until_ready(adapter)
-    first = issuer.mint("alice", lifetime=60, jti="first")
-    other, refreshed = issuer.mint("bob"), issuer.mint("alice", lifetime=3600, jti="refreshed")
+    first = issuer.mint("alice", lifetime=60, jti="first", scope="a2a.call")
+    other = issuer.mint("bob", scope="a2a.call")
+    refreshed = issuer.mint("alice", lifetime=3600, jti="refreshed", scope="a2a.call")
     arguments = ("isolation", other, refreshed, matrix.ANSWER, matrix.HOLD)
     result = await _drive(client_dir, adapter, mode, *arguments, token=first)
     matrix.note_runtime(request, result)

@@ -37,7 +37,7 @@ from a2a.utils.errors import TaskNotFoundError
 from tests.interop import sdk_modes
 from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
-from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, start_issuer
+from tests.support.oidc_issuer import LocalIssuer, start_issuer
 from tests.support.stub_webhook import StubWebhook
 
 
@@ -137,15 +137,16 @@ async def test_two_verified_callers_through_the_official_client_are_isolated(
     nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, mode: SdkMode
 ) -> None:
     issuer: LocalIssuer = await start_issuer(nursery)
-    url = await start_adapter(stub.url, oidc_issuer=issuer.issuer, oidc_audience=AUDIENCE)
+    # The card offers the local issuer's code flow and the scope: the client still reads it.
+    url = await start_adapter(stub.url, **issuer.adapter_settings(scopes=("a2a.call",)))
     async with httpx.AsyncClient() as probe:
         with trio.fail_after(5):
             while (await probe.get(url + "readyz")).status_code != 200:  # noqa: ASYNC110
                 await trio.sleep(0.02)
-    first = issuer.mint("alice", lifetime=60, jti="first")
+    first = issuer.mint("alice", lifetime=60, jti="first", scope="a2a.call")
     alice = Token(first)
-    bob = Token(issuer.mint("bob"))
-    refreshed = issuer.mint("alice", lifetime=3600, jti="refreshed")
+    bob = Token(issuer.mint("bob", scope="a2a.call"))
+    refreshed = issuer.mint("alice", lifetime=3600, jti="refreshed", scope="a2a.call")
     seen = await trio.to_thread.run_sync(
         partial(asyncio.run, _drive(url, alice, bob, refreshed, mode))
     )

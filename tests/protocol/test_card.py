@@ -6,7 +6,7 @@ from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
-from n8n_a2a.protocol.card import CardFacts, agent_card
+from n8n_a2a.protocol.card import CardFacts, OAuthFlow, agent_card
 from n8n_a2a.protocol.media import Modes
 
 FACTS = CardFacts(
@@ -94,14 +94,69 @@ def test_with_an_issuer_the_v1_card_requires_its_tokens_as_the_sdk_reads_them() 
     assert list(requirement.schemes) == ["oidc"]
 
 
-def test_with_an_issuer_the_v03_card_requires_its_tokens_as_the_sdk_reads_them() -> None:
-    card = agent_card(OIDC, legacy_fields=True)
-    parsed = v03_types.AgentCard.model_validate(card)
+def v03_scheme(facts: CardFacts, name: str) -> tuple[v03_types.AgentCard, object]:
+    """The v0.3 card as the SDK reads it, and its scheme `name`."""
+    parsed = v03_types.AgentCard.model_validate(agent_card(facts, legacy_fields=True))
     assert parsed.security_schemes is not None
-    scheme = parsed.security_schemes["oidc"].root
+    return parsed, parsed.security_schemes[name].root
+
+
+def test_with_an_issuer_the_v03_card_requires_its_tokens_as_the_sdk_reads_them() -> None:
+    parsed, scheme = v03_scheme(OIDC, "oidc")
     assert isinstance(scheme, v03_types.OpenIdConnectSecurityScheme)
     assert scheme.open_id_connect_url == DISCOVERY
     assert parsed.security == [{"oidc": []}]
+
+
+FLOW = OAuthFlow(DISCOVERY, ISSUER + "/auth", ISSUER + "/token", ISSUER + "/token", True)
+SIGN_IN = replace(OIDC, scopes=("a2a.call", "openid"), oauth_flow=FLOW)
+
+
+def test_the_v1_card_offers_the_issuers_code_flow_as_the_sdk_reads_it() -> None:
+    card = agent_card(SIGN_IN, legacy_fields=False)
+    parsed = json_format.ParseDict(card, a2a_pb2.AgentCard())
+    assert sorted(parsed.security_schemes) == ["oauth2", "oidc"]  # a proto map: no order
+    assert list(card["securitySchemes"]) == ["oidc", "oauth2"]
+    scheme = parsed.security_schemes["oauth2"]
+    assert scheme.WhichOneof("scheme") == "oauth2_security_scheme"
+    oauth2 = scheme.oauth2_security_scheme
+    assert oauth2.oauth2_metadata_url == DISCOVERY
+    assert oauth2.flows.WhichOneof("flow") == "authorization_code"
+    code = oauth2.flows.authorization_code
+    assert (code.authorization_url, code.token_url) == (ISSUER + "/auth", ISSUER + "/token")
+    assert code.refresh_url == ISSUER + "/token" and code.pkce_required
+    assert sorted(code.scopes) == ["a2a.call", "openid"]
+    # Either scheme will do, with the scopes.
+    assert [
+        {name: list(scopes.list) for name, scopes in requirement.schemes.items()}
+        for requirement in parsed.security_requirements
+    ] == [{"oidc": ["a2a.call", "openid"]}, {"oauth2": ["a2a.call", "openid"]}]
+
+
+def test_the_v03_card_offers_the_issuers_code_flow_as_the_sdk_reads_it() -> None:
+    card = agent_card(SIGN_IN, legacy_fields=True)
+    parsed, scheme = v03_scheme(SIGN_IN, "oauth2")
+    assert isinstance(scheme, v03_types.OAuth2SecurityScheme)
+    assert scheme.oauth2_metadata_url == DISCOVERY
+    code = scheme.flows.authorization_code
+    assert code is not None and code.refresh_url == ISSUER + "/token"
+    assert (code.authorization_url, code.token_url) == (ISSUER + "/auth", ISSUER + "/token")
+    assert sorted(code.scopes) == ["a2a.call", "openid"]
+    assert "pkceRequired" not in card["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
+    assert parsed.security == [{"oidc": ["a2a.call", "openid"]}, {"oauth2": ["a2a.call", "openid"]}]
+
+
+def test_a_flow_without_refresh_or_pkce_leaves_them_out() -> None:
+    plain = replace(
+        SIGN_IN, scopes=(), oauth_flow=replace(FLOW, refresh_url=None, pkce_required=False)
+    )
+    scheme = agent_card(plain, legacy_fields=False)["securitySchemes"]["oauth2"]
+    code = scheme["oauth2SecurityScheme"]["flows"]["authorizationCode"]
+    assert code == {
+        "authorizationUrl": ISSUER + "/auth",
+        "tokenUrl": ISSUER + "/token",
+        "scopes": {},
+    }
 
 
 def test_a_required_bearer_token_is_a_requirement_in_both_shapes() -> None:

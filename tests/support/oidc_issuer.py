@@ -2,6 +2,8 @@
 
 It serves the discovery document and the JWKS, and mints tokens with PyJWT. It counts
 the fetches of its keys, can rotate them, and can answer 503 as an issuer that is down.
+Its discovery document names a code flow that nobody can play: a user signing in is
+tests/support/certified_issuer.py's, a real provider's.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class LocalIssuer:
     key_fetches: int = 0
     #: Where the discovery document says the keys are (None: this issuer's /jwks).
     jwks_uri: str | None = None
+    #: Fields of the discovery document changed by a test (None: left out).
+    extra_discovery: dict[str, Any] = field(default_factory=dict)
 
     @property
     def current(self) -> SigningKey:
@@ -98,12 +102,28 @@ class LocalIssuer:
             headers={"kid": key.kid, **(headers or {})},
         )
 
-    def discovery(self) -> dict[str, Any]:
+    def adapter_settings(self, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The adapter's settings that take this issuer's tokens, with `scopes` required. It
+        is plain http on loopback: the setting meant for local tests allows that."""
         return {
+            "oidc_issuer": self.issuer,
+            "oidc_audience": AUDIENCE,
+            "oidc_scopes": scopes,
+            "oidc_allow_http": True,
+        }
+
+    def discovery(self) -> dict[str, Any]:
+        document = {
             "issuer": self.issuer,
             "jwks_uri": self.jwks_uri or f"{self.issuer}/jwks",
+            "authorization_endpoint": f"{self.issuer}/auth",
+            "token_endpoint": f"{self.issuer}/token",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
             "id_token_signing_alg_values_supported": ["RS256", "ES256"],
-        }
+        } | self.extra_discovery
+        return {name: value for name, value in document.items() if value is not None}
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if await handled_lifespan(scope, receive, send):

@@ -1,0 +1,26 @@
+"""The protected resource metadata route (RFC 9728), on the app alone."""
+
+from __future__ import annotations
+
+from quart_trio import QuartTrio
+
+from n8n_a2a.app.signin import ProtectedResourceRoute
+from n8n_a2a.signin import ProtectedResource
+
+RESOURCE = ProtectedResource(
+    "https://agents.example/supply", "https://login.example", ("a2a.call",), "Supply agent"
+)
+
+
+async def test_the_metadata_is_served_where_rfc_9728_puts_it_unauthenticated() -> None:
+    app = QuartTrio(__name__)
+    ProtectedResourceRoute(RESOURCE).add_to(app)
+    client = app.test_client()
+    answer = await client.get("/.well-known/oauth-protected-resource/supply")
+    assert answer.status_code == 200
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.headers["Cache-Control"] == "public, max-age=3600"
+    assert await answer.get_json() == RESOURCE.metadata()
+    assert (await client.get("/.well-known/oauth-protected-resource")).status_code == 404
+    posted = await client.post("/.well-known/oauth-protected-resource/supply")
+    assert posted.status_code == 405
