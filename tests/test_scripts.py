@@ -291,3 +291,21 @@ def test_bench_help_prints_every_option_and_installs_nothing(tmp_path: Path) -> 
     assert "--delay DELAY" in done.stdout
     assert calls(log) == []
     assert not cache.exists()
+
+
+def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_path: Path) -> None:
+    script = str(CHECKOUT / "bench" / "instructions.py")
+    environ = {"PATH": str(tmp_path)}  # no valgrind there
+    helped = subprocess.run(
+        [sys.executable, script, "--help"], env=environ, capture_output=True, text=True, timeout=60
+    )
+    assert (
+        helped.returncode == 0 and "--adapter" in helped.stdout and "--cache-sim" in helped.stdout
+    )
+    refused = subprocess.run(
+        [sys.executable, script], env=environ, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1
+    assert (
+        refused.stderr.strip() == "bench/instructions.py needs valgrind: apt-get install valgrind"
+    )
