@@ -262,7 +262,8 @@ class OidcVerifier:
         if not isinstance(jwks_uri, str):
             raise KeysUnavailable(f"{self.discovery_url} has no jwks_uri")
         keys = signing_keys(await self._get_json(jwks_uri), jwks_uri)
-        return keys, authorization_code_flow(discovery, self.discovery_url)
+        flow = authorization_code_flow(discovery, self.discovery_url, allow_http=self._allow_http)
+        return keys, flow
 
     async def _get_json(self, url: str) -> object:
         scheme = url.partition(":")[0].lower()

@@ -87,9 +87,9 @@ _SAID = {
     AuthReason.INSUFFICIENT_SCOPE: "The bearer token lacks a scope this agent requires",
 }
 
-#: The `typ` headers an access token may carry: RFC 9068's at+jwt, or the JWT that most
-#: issuers still write (none at all is as common).
-_ACCESS_TOKEN_TYPES = frozenset({"jwt", "at+jwt", "application/at+jwt"})
+#: The `typ` headers an access token may carry (less any `application/`, RFC 7515 §4.1.9):
+#: RFC 9068's at+jwt, or the JWT that most issuers still write (none at all is as common).
+_ACCESS_TOKEN_TYPES = frozenset({"jwt", "at+jwt"})
 #: Claims only an ID token carries (OpenID Connect Core §2, §3.3.2.11).
 _ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash", "s_hash")
 
@@ -113,8 +113,11 @@ def is_access_token(header: Mapping[str, object], claims: Mapping[str, object]) 
     """Whether a JWT may be an access token: an ID token proves who signed in to a client,
     not that the client may call this agent, even when its audience happens to fit."""
     kind = header.get("typ")
-    if kind is not None and (not isinstance(kind, str) or kind.lower() not in _ACCESS_TOKEN_TYPES):
-        return False
+    if kind is not None:
+        if not isinstance(kind, str):
+            return False
+        if kind.lower().removeprefix("application/") not in _ACCESS_TOKEN_TYPES:
+            return False
     if claims.get("typ") == "ID":  # Keycloak marks its ID tokens so
         return False
     return not any(name in claims for name in _ID_TOKEN_CLAIMS)

@@ -34,9 +34,11 @@ class ProtectedResource:
 
     @property
     def metadata_path(self) -> str:
-        """Where the metadata is served (RFC 9728 §3.1): the well-known prefix, then the
-        resource's own path, so agents behind one host each have theirs."""
-        return METADATA_PREFIX + urlsplit(self.resource).path.rstrip("/")
+        """Where the metadata is (RFC 9728 §3.1): the well-known prefix, then the resource's
+        own path as it is (a slash right after the host dropped), so agents behind one host
+        each have theirs."""
+        path = urlsplit(self.resource).path
+        return METADATA_PREFIX + ("" if path == "/" else path)
 
     @property
     def metadata_url(self) -> str:
@@ -70,12 +72,15 @@ def bearer_challenge(failure: AuthFailure, resource: ProtectedResource | None) -
     return "Bearer " + ", ".join(params)
 
 
-def authorization_code_flow(discovery: Mapping[str, object], metadata_url: str) -> OAuthFlow | None:
+def authorization_code_flow(
+    discovery: Mapping[str, object], metadata_url: str, *, allow_http: bool = False
+) -> OAuthFlow | None:
     """The issuer's authorization code flow as its discovery document (OpenID Connect
     Discovery §3, RFC 8414 §2) describes it; None for an issuer without one (a machine-only
-    issuer: its clients find it through the openIdConnect scheme)."""
-    authorization_url = _endpoint(discovery.get("authorization_endpoint"))
-    token_url = _endpoint(discovery.get("token_endpoint"))
+    issuer: its clients find it through the openIdConnect scheme), or whose endpoints
+    are not https URLs fit for a card (http only with `allow_http`)."""
+    authorization_url = _endpoint(discovery.get("authorization_endpoint"), allow_http)
+    token_url = _endpoint(discovery.get("token_endpoint"), allow_http)
     if authorization_url is None or token_url is None:
         return None
     # Absent lists mean their defaults: code among the response types, and the grants
@@ -93,11 +98,16 @@ def authorization_code_flow(discovery: Mapping[str, object], metadata_url: str) 
     return OAuthFlow(metadata_url, authorization_url, token_url, refresh_url, pkce)
 
 
-def _endpoint(value: object) -> str | None:
+def _endpoint(value: object, allow_http: bool) -> str | None:
+    """An endpoint as the card may show it: https (http only where allowed), printable
+    ASCII without spaces, no fragment (RFC 6749 §3.1), within bounds."""
     if not isinstance(value, str) or len(value) > _MAX_URL_CHARS:
+        return None
+    if not value.isascii() or not value.isprintable() or " " in value or "#" in value:
         return None
     try:
         parts = urlsplit(value)
     except ValueError:
         return None
-    return value if parts.scheme in ("http", "https") and parts.hostname else None
+    schemes = ("https", "http") if allow_http else ("https",)
+    return value if parts.scheme in schemes and parts.hostname else None

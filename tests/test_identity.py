@@ -54,10 +54,10 @@ def test_every_refusal_is_32600_and_only_a_missing_scope_is_a_403(reason: AuthRe
 
 def test_an_id_tokens_marks_make_it_no_access_token() -> None:
     claims = {"iss": "https://login.example", "sub": "alice", "aud": "agent"}
-    for typ in (None, "JWT", "jwt", "at+jwt", "application/at+jwt"):
+    for typ in (None, "JWT", "jwt", "application/jwt", "at+jwt", "application/at+jwt"):
         header = {"alg": "RS256"} if typ is None else {"alg": "RS256", "typ": typ}
         assert is_access_token(header, claims), typ
-    for other in ("id_token+jwt", "logout+jwt", "dpop+jwt", 7):
+    for other in ("id_token+jwt", "logout+jwt", "dpop+jwt", "application/id_token+jwt", 7):
         assert not is_access_token({"alg": "RS256", "typ": other}, claims), other
     for mark in ("nonce", "at_hash", "c_hash", "s_hash"):
         assert not is_access_token({"typ": "JWT"}, {**claims, mark: "x"}), mark

@@ -18,10 +18,14 @@ AGENT = ProtectedResource("https://agents.example/supply/", ISSUER, ("a2a.call",
 
 
 def test_the_metadata_sits_between_the_host_and_the_resources_path() -> None:
-    assert AGENT.metadata_path == "/.well-known/oauth-protected-resource/supply"
+    # RFC 9728 §3.1: the path as it is, its last slash too; only a slash right after the
+    # host is dropped.
+    assert AGENT.metadata_path == "/.well-known/oauth-protected-resource/supply/"
     assert AGENT.metadata_url == (
-        "https://agents.example/.well-known/oauth-protected-resource/supply"
+        "https://agents.example/.well-known/oauth-protected-resource/supply/"
     )
+    no_slash = ProtectedResource("https://agents.example/supply", ISSUER, (), "Supply")
+    assert no_slash.metadata_path == "/.well-known/oauth-protected-resource/supply"
     at_the_root = ProtectedResource("http://127.0.0.1:8080/", ISSUER, (), "Supply")
     assert at_the_root.metadata_url == "http://127.0.0.1:8080/.well-known/oauth-protected-resource"
 
@@ -90,6 +94,12 @@ def test_the_code_flow_comes_from_the_discovery_document() -> None:
         {"authorization_endpoint": "https://login.example/" + "a" * 2048},
         {"authorization_endpoint": "http://[::1/auth"},
         {"token_endpoint": 42},
+        {"token_endpoint": "http://login.example/token"},  # http: only where allowed
+        {"token_endpoint": "https://x.example/token\r\nX-Injected: 1"},
+        {"token_endpoint": "https://x.example/to ken"},
+        {"authorization_endpoint": "https://x.example/auth#fragment"},
+        {"authorization_endpoint": "https://x.example/\u202eauth"},
+        {"authorization_endpoint": "https://\u00e4.example/auth"},
         {"response_types_supported": ["id_token"]},
         {"response_types_supported": "code"},
         {"grant_types_supported": ["client_credentials"]},
@@ -98,3 +108,13 @@ def test_the_code_flow_comes_from_the_discovery_document() -> None:
 def test_an_issuer_without_a_usable_code_flow_has_none(change: dict[str, Any]) -> None:
     discovery = {k: v for k, v in (DISCOVERY | change).items() if v is not None}
     assert authorization_code_flow(discovery, METADATA) is None
+
+
+def test_a_local_issuers_http_endpoints_are_taken_only_where_allowed() -> None:
+    local = {
+        "authorization_endpoint": "http://127.0.0.1:9/auth",
+        "token_endpoint": "http://127.0.0.1:9/t",
+    }
+    assert authorization_code_flow(local, METADATA) is None
+    flow = authorization_code_flow(local, METADATA, allow_http=True)
+    assert flow is not None and flow.authorization_url == "http://127.0.0.1:9/auth"

@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING
 
@@ -92,13 +92,18 @@ class Cards:
     since: datetime
 
     @classmethod
-    def of(cls, facts: CardFacts, flow: OAuthFlow | None) -> Cards:
+    def of(cls, facts: CardFacts, flow: OAuthFlow | None, before: Cards | None = None) -> Cards:
+        """The cards for `flow`; modified after `before`, which they replace, even within
+        its second: a client asking If-Modified-Since alone must not keep the old one."""
         facts = replace(facts, oauth_flow=flow)
         by_legacy = {
             legacy: CachedCard.of(agent_card(facts, legacy_fields=legacy))
             for legacy in (True, False)
         }
-        return cls(flow, by_legacy, datetime.now(UTC).replace(microsecond=0))
+        since = datetime.now(UTC).replace(microsecond=0)
+        if before is not None:
+            since = max(since, before.since + timedelta(seconds=1))
+        return cls(flow, by_legacy, since)
 
 
 class CardRoute:
@@ -139,5 +144,5 @@ class CardRoute:
     def _current(self) -> Cards:
         flow = None if self._verifier is None else self._verifier.oauth_flow
         if flow != self._cards.flow:
-            self._cards = Cards.of(self._facts, flow)
+            self._cards = Cards.of(self._facts, flow, self._cards)
         return self._cards

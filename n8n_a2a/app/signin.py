@@ -8,7 +8,7 @@ import json
 from quart import Response
 from quart_trio import QuartTrio
 
-from ..signin import ProtectedResource
+from ..signin import METADATA_PREFIX, ProtectedResource
 
 
 class ProtectedResourceRoute:
@@ -19,12 +19,17 @@ class ProtectedResourceRoute:
         self._body = json.dumps(resource.metadata(), ensure_ascii=False).encode()
 
     def add_to(self, app: QuartTrio) -> None:
-        app.add_url_rule(
-            self._resource.metadata_path,
-            endpoint="protected resource metadata",
-            view_func=self.metadata,
-            methods=["GET"],
-        )
+        # With and without a last slash: a client that derives the location from the
+        # resource's URL may have kept it or not.
+        trimmed = self._resource.metadata_path.rstrip("/")
+        variants = [trimmed] if trimmed == METADATA_PREFIX else [trimmed, trimmed + "/"]
+        for variant in variants:
+            app.add_url_rule(
+                variant,
+                endpoint=f"protected resource metadata {variant}",
+                view_func=self.metadata,
+                methods=["GET"],
+            )
 
     async def metadata(self) -> Response:
         return Response(

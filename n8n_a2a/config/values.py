@@ -17,6 +17,8 @@ from ..protocol.media import ANY, MAX_MODES, TEXT, listed, media_type
 T = TypeVar("T")
 
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+#: RFC 3986's unreserved and sub-delims characters, and the URL's own delimiters.
+_URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/\[\]]+")
 #: A scope token: printable ASCII but for the space, the quote and the backslash.
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 
@@ -82,6 +84,23 @@ def http_url(raw: str) -> str:
         # The adapter holds no credentials; one in a URL would also land in logs.
         raise ValueError("must not carry credentials (user:password@)")
     return raw
+
+
+def public_url(raw: str) -> str:
+    """The URL callers dial: an http(s) URL whose path the endpoint is served at, so no
+    query or fragment, and only characters a URI and a header's quoted string carry as
+    they are (RFC 3986's unreserved and sub-delims, ':', '@', '/'): no percent-encoding,
+    which the route would not match."""
+    url = http_url(raw)
+    parts = urlsplit(url)
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise ValueError("must not have a query or a fragment: its path is the endpoint")
+    if not _URL_CHARACTERS.fullmatch(url):
+        raise ValueError(
+            "must be letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @ / only "
+            "(a host in punycode, no spaces, quotes or percent-encoding)"
+        )
+    return url
 
 
 def ca_bundle(path: str) -> str:

@@ -99,7 +99,7 @@ VARIABLES: tuple[Variable, ...] = (
         "ADAPTER_PUBLIC_URL",
         "public_url",
         "what callers dial, put in the card; its path takes JSON-RPC",
-        read.http_url,
+        read.public_url,
     ),
     Variable(
         "ADAPTER_CA_BUNDLE",

@@ -125,7 +125,11 @@ async def test_the_card_follows_the_issuers_code_flow_and_is_not_cached_before()
     assert list((await early.get_json())["securitySchemes"]) == ["oidc"]
     metadata = ISSUER + "/.well-known/openid-configuration"
     verifier.ready, verifier.oauth_flow = True, OAuthFlow(metadata, ISSUER + "/a", ISSUER + "/t")
-    loaded = await client.get(path, headers={"A2A-Version": "1.0"})
+    # A client that revalidates by date alone, within the same second, still gets it.
+    since = {"If-Modified-Since": early.headers["Last-Modified"]}
+    loaded = await client.get(path, headers={"A2A-Version": "1.0", **since})
+    assert loaded.status_code == 200
+    assert loaded.headers["Last-Modified"] != early.headers["Last-Modified"]
     assert loaded.headers["Cache-Control"] == "public, max-age=300"
     assert loaded.headers["ETag"] != early.headers["ETag"]
     assert list((await loaded.get_json())["securitySchemes"]) == ["oidc", "oauth2"]
