@@ -176,7 +176,8 @@ class OidcVerifier:
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject:
             raise AuthFailure(AuthReason.MALFORMED)
-        missing = [scope for scope in self.scopes if scope not in granted_scopes(claims)]
+        granted = granted_scopes(claims)
+        missing = [scope for scope in self.scopes if scope not in granted]
         if missing:
             raise AuthFailure(
                 AuthReason.INSUFFICIENT_SCOPE,

@@ -43,9 +43,10 @@ def create_app(
     `store_problem` says why the task store is not ready (None: it is)."""
     app = QuartTrio(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    edge = Edge(settings, executor, metrics, push, verifier, store_problem)
+    resource = protected_resource(settings)
+    edge = Edge(settings, executor, metrics, push, verifier, store_problem, resource)
     CardRoute(settings, verifier).add_to(app)
-    if (resource := protected_resource(settings)) is not None:
+    if resource is not None:
         ProtectedResourceRoute(resource).add_to(app)
     # One stream quota per caller, whichever binding opens its streams.
     streams = EventStreams(edge)

@@ -38,11 +38,8 @@ class Edge:
     push: PushNotifications
     verifier: OidcVerifier | None
     store_problem: Callable[[], str | None]
-
-    @property
-    def resource(self) -> ProtectedResource | None:
-        """This agent as a protected resource of its issuer (None without an issuer)."""
-        return protected_resource(self.settings)
+    #: This agent as a protected resource of its issuer (None without an issuer).
+    resource: ProtectedResource | None = None
 
     def refused_caller(self, failure: AuthFailure, response: Response) -> Response:
         """A refusal for the caller's token (answered with `failure.status`), counted, with
