@@ -19,6 +19,8 @@ T = TypeVar("T")
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: RFC 3986's unreserved and sub-delims characters, and the URL's own delimiters.
 _URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/\[\]]+")
+#: Scopes a token may be asked for (ADAPTER_OIDC_SCOPES).
+MAX_SCOPES = 16
 #: A scope token: printable ASCII but for the space, the quote and the backslash.
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 
@@ -126,13 +128,19 @@ def oidc_issuer(raw: str) -> str:
 
 
 def scopes(raw: str) -> tuple[str, ...]:
-    """OAuth scope names (RFC 6749 §3.3), space-separated, each once."""
+    """OAuth scope names (RFC 6749 §3.3), space-separated, each once, at most MAX_SCOPES of
+    at most 128 characters: the card and every challenge list them."""
     found: list[str] = []
     for name in raw.split():
         if not _SCOPE.fullmatch(name):
-            raise ValueError(f"must be scope names without quotes or backslashes, not {name!r}")
+            raise ValueError(
+                "must be scope names of at most 128 characters, without quotes or "
+                f"backslashes, not {name!r}"
+            )
         if name not in found:
             found.append(name)
+    if len(found) > MAX_SCOPES:
+        raise ValueError(f"must name at most {MAX_SCOPES} scopes")
     return tuple(found)
 
 

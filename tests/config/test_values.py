@@ -73,6 +73,8 @@ from tests.support.environments import GOOD, OIDC
         ("ADAPTER_PUBLIC_URL", "https://agents.example/a2a?x=1", "must not have a query"),
         ("ADAPTER_PUBLIC_URL", "https://agents.example/a2a#top", "must not have a query"),
         ("ADAPTER_OIDC_SCOPES", 'a2a.call "all"', "without quotes or backslashes"),
+        ("ADAPTER_OIDC_SCOPES", "a" * 129, "at most 128 characters"),
+        ("ADAPTER_OIDC_SCOPES", " ".join(f"s{n}" for n in range(17)), "at most 16 scopes"),
         ("ADAPTER_OIDC_SCOPES", "a\\b", "not 'a\\\\b'"),
         ("ADAPTER_OIDC_ALLOW_HTTP", "sometimes", "true or false"),
     ],

@@ -1,7 +1,7 @@
 """Signing in as a chat bridge does, against a real, OpenID-certified authorization server
 (oidc-provider, run on 127.0.0.1): from the adapter's card alone, a per-user OAuth client
 registers, signs a user in (code flow, PKCE) and calls the adapter with the access token,
-a JWT for the adapter (RFC 9068); its tasks stay its own across a refresh (issue 22).
+a JWT for the adapter (RFC 9068); its tasks stay its own across a refresh.
 """
 
 from __future__ import annotations
