@@ -75,6 +75,6 @@ def _algorithm(key: object, path: str) -> str:
     if isinstance(key, ed25519.Ed25519PrivateKey):
         return "EdDSA"
     raise ValueError(
-        f"is a {type(key).__name__.removeprefix('_')} key; the card is signed with EC P-256 "
-        f"(ES256), RSA (RS256) or Ed25519 (EdDSA) keys: {path}"
+        f"holds a key of a kind the card is not signed with ({type(key).__name__}); EC P-256 "
+        f"(ES256), RSA (RS256) or Ed25519 (EdDSA) only: {path}"
     )

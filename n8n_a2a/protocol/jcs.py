@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import Decimal
 
 #: Integers past 2**53 have no exact IEEE 754 double: no interoperable JSON number (§3.2.2.3).
@@ -44,7 +44,7 @@ def _write(value: object, out: list[str]) -> None:
             out.append(_STRING.encode(key) + ":")
             _write(value[key], out)
         out.append("}")
-    elif isinstance(value, Sequence) and not isinstance(value, str):
+    elif isinstance(value, list | tuple):
         out.append("[")
         for index, item in enumerate(value):
             out.append("," if index else "")
