@@ -143,7 +143,7 @@ async def test_the_card_follows_the_issuers_code_flow_and_is_not_cached_before()
     assert list((await dropped.get_json())["securitySchemes"]) == ["oidc"]
 
 
-def sdk_card(body: bytes) -> Any:
+def sdk_card(body: str | bytes) -> Any:
     """The card as a2a-sdk parses what it fetched."""
     return parse_agent_card(json.loads(body))
 

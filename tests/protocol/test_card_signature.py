@@ -35,16 +35,16 @@ FLOW = OAuthFlow(
     refresh_url="https://login.example/token",
     pkce_required=True,
 )
-ISSUER = {"oidc_discovery_url": FLOW.metadata_url, "oidc_audience": "supply"}
+ISSUED = replace(FACTS, oidc_discovery_url=FLOW.metadata_url, oidc_audience="supply")
 CARDS = {
     "bearer": FACTS,
     "required bearer": replace(FACTS, require_token=True),
     "no examples": replace(FACTS, skill_examples=()),
     "files": replace(FACTS, modes=Modes(("text/plain", "*/*"), ("text/plain", "image/png"))),
-    "oidc": replace(FACTS, **ISSUER, scopes=("a2a.call", "é")),
-    "oidc and code flow with PKCE": replace(FACTS, **ISSUER, scopes=("a2a.call",), oauth_flow=FLOW),
+    "oidc": replace(ISSUED, scopes=("a2a.call", "é")),
+    "oidc and code flow with PKCE": replace(ISSUED, scopes=("a2a.call",), oauth_flow=FLOW),
     "code flow, no scopes, no refresh": replace(
-        FACTS, **ISSUER, oauth_flow=replace(FLOW, refresh_url=None, pkce_required=False)
+        ISSUED, oauth_flow=replace(FLOW, refresh_url=None, pkce_required=False)
     ),
 }
 SHAPES = {"v1.0": False, "legacy": True}
