@@ -24,7 +24,6 @@ from a2a.client import A2ACardResolver
 from a2a.utils.signing import SignatureVerificationError
 
 from tests.interop import matrix
-from tests.support import installs
 from tests.support.adapter import AdapterFactory
 from tests.support.card_keys import ALGORITHMS, KID, public_pem, sdk_verifier, signer
 from tests.support.sdk import SDK, SDK_VERSION
@@ -74,7 +73,9 @@ async def tampering_proxy(nursery: trio.Nursery, adapter: str) -> str:
         request_line, *lines = head.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
         method, path, _ = request_line.split(" ")
         headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(":") for h in lines)}
-        passed = {n: headers[n] for n in ("a2a-version", "authorization") if n in headers}
+        passed: dict[str, str] = {
+            n: headers[n] for n in ("a2a-version", "authorization") if n in headers
+        }
         async with httpx.AsyncClient() as client:
             answer = await client.request(method, adapter.rstrip("/") + path, headers=passed)
         body = altered(answer.content) if path.endswith("agent-card.json") else answer.content
