@@ -11,12 +11,14 @@ import subprocess
 import sys
 from typing import Any
 
+import httpx
 import pytest
 import trio
 
 from n8n_a2a import __version__
 from n8n_a2a.server import CannotListen, serve
 from tests.support.adapter import free_port, make_settings, send_in_background, wait_until_serving
+from tests.support.card_keys import KID, private_pem
 from tests.support.environments import GOOD
 from tests.support.stub_webhook import StubWebhook
 
@@ -120,3 +122,47 @@ async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
         0,
         0,
     )
+
+
+async def test_a_signed_card_is_logged_by_its_key_name_and_the_key_is_shown_nowhere(
+    stub: StubWebhook, tmp_path: Any
+) -> None:
+    key = tmp_path / "card-key.pem"
+    key.write_bytes(private_pem("ES256"))
+    port = free_port()
+    public_url = f"http://127.0.0.1:{port}/"
+    environ = {
+        **os.environ,
+        **GOOD,
+        "ADAPTER_WEBHOOK_URL": stub.url,
+        "ADAPTER_PUBLIC_URL": public_url,
+        "ADAPTER_HOST": "127.0.0.1",
+        "ADAPTER_PORT": str(port),
+        "ADAPTER_LOG_FORMAT": "json",
+        "ADAPTER_LOG_LEVEL": "DEBUG",
+        "ADAPTER_CARD_SIGNING_KEY": str(key),
+        "ADAPTER_CARD_SIGNING_KID": KID,
+    }
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "n8n_a2a"], env=environ, stderr=subprocess.PIPE
+    )
+    try:
+        await wait_until_serving(public_url)
+        async with httpx.AsyncClient(base_url=public_url) as client:
+            served = [(await client.get(path)).text for path in ("readyz", "metrics")]
+            card = (await client.get(".well-known/agent-card.json")).json()
+        process.send_signal(signal.SIGINT)
+        with trio.fail_after(10):
+            assert await process.wait() == 0
+        assert process.stderr is not None
+        output = b""
+        while chunk := await process.stderr.receive_some():
+            output += chunk
+    finally:
+        process.kill()
+        await process.wait()
+    start = json.loads(output.decode().splitlines()[0])
+    assert start["card_signature"] == {"alg": "ES256", "kid": KID}
+    assert len(card["signatures"]) == 1
+    material = [row for row in key.read_text().splitlines() if not row.startswith("-----")]
+    assert not [row for row in material if any(row in text for text in [output.decode(), *served])]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from a2a.client.card_resolver import parse_agent_card
+from a2a.compat.v0_3 import types as v03_types
 from a2a.utils.signing import InvalidSignaturesError, _canonicalize_agent_card
 
 from n8n_a2a.protocol.card import CardFacts, OAuthFlow, agent_card
@@ -130,3 +131,13 @@ def test_the_legacy_card_is_read_as_the_v1_card_less_what_v03_cannot_say() -> No
 def _without_pkce(v1: dict[str, Any]) -> dict[str, Any]:
     code = v1["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]["flows"]["authorizationCode"]
     return {name: value for name, value in code.items() if name != "pkceRequired"}
+
+
+def test_a_v03_client_reads_the_signed_legacy_card_and_its_signature() -> None:
+    signed = fetched(signer("ES256").signed(agent_card(CARDS["oidc"], legacy_fields=True)))
+    parsed = v03_types.AgentCard.model_validate(signed)
+    assert parsed.signatures is not None
+    [signature] = parsed.signatures
+    assert (signature.protected, signature.signature) == tuple(
+        signed["signatures"][0][name] for name in ("protected", "signature")
+    )
