@@ -24,6 +24,7 @@ from a2a.client import A2ACardResolver
 from a2a.utils.signing import SignatureVerificationError
 
 from tests.interop import matrix
+from tests.support import installs
 from tests.support.adapter import AdapterFactory
 from tests.support.card_keys import ALGORITHMS, KID, public_pem, sdk_verifier, signer
 from tests.support.sdk import SDK, SDK_VERSION
@@ -124,14 +125,15 @@ async def test_a2a_sdk_verifies_the_card_and_refuses_it_changed(
 
 @pytest.fixture(scope="module")
 def js_client() -> Path:
-    return matrix.node_client()
+    """The client matrix's npm install, with this test's script beside drive.mjs: a script
+    of its own, so that a run of another checkout sharing the cache keeps it."""
+    matrix.node_client()
+    major = matrix.node_version()[0]
+    return installs.npm_project("a2a-js-sdk", matrix.JS_DIR, "verify_card.mjs", major)
 
 
 async def js_verdicts(client_dir: Path, base_url: str, public_key: Path) -> dict[str, Any]:
-    result = await matrix.drive(
-        ["node", client_dir / "drive.mjs", base_url, matrix.TOKEN, "v1.0", "card-signature",
-         public_key]
-    )  # fmt: skip
+    result = await matrix.drive(["node", client_dir / "verify_card.mjs", base_url, public_key])
     assert (result["client"], result["version"]) == ("@a2a-js/sdk", JS_VERSION)
     return result
 

@@ -141,3 +141,14 @@ def test_a_v03_client_reads_the_signed_legacy_card_and_its_signature() -> None:
     assert (signature.protected, signature.signature) == tuple(
         signed["signatures"][0][name] for name in ("protected", "signature")
     )
+
+
+def test_a_requirement_without_scopes_is_not_in_what_is_signed_one_with_scopes_is() -> None:
+    # As docs/identity.md says: the SDKs drop empty lists before they canonicalize.
+    unscoped = agent_card(CARDS["required bearer"], legacy_fields=False)
+    assert unscoped["securityRequirements"] == [{"schemes": {"bearer": {"list": []}}}]
+    assert b"securityRequirements" not in signing_payload(unscoped)
+    scoped = signing_payload(agent_card(CARDS["oidc"], legacy_fields=False))
+    assert (
+        b'"securityRequirements":[{"schemes":{"oidc":{"list":["a2a.call","\xc3\xa9"]}}}]' in scoped
+    )

@@ -10,7 +10,6 @@
 //   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
 //   node drive.mjs BASE_URL TOKEN MODE parts SENT_JSON
-//   node drive.mjs BASE_URL TOKEN MODE card-signature PUBLIC_KEY_PEM_FILE
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
@@ -21,17 +20,10 @@
 // with sendMessage and with sendMessageStream a text part, a data part per `data` value
 // and a file part per `files` entry of SENT_JSON (in the shapes the workflow receives),
 // and reports each artifact's parts in those shapes.
-// `card-signature` verifies the card's signature with the SDK's verifyAgentCardSignature
-// and the public key: the v1.0 card as fetched (A2A-Version: 1.0, as its resolver asks),
-// the legacy card as fetched (no A2A-Version), and the card the client holds
-// (client.getAgentCard with the verifier).
 // The result's shape is the same for every client driver (see tests/interop/matrix.py).
 
 import { randomUUID } from "node:crypto";
-import { createPublicKey } from "node:crypto";
 import { readFileSync } from "node:fs";
-
-import { AGENT_CARD_PATH, verifyAgentCardSignature } from "@a2a-js/sdk";
 
 import {
   ClientFactory,
@@ -325,38 +317,7 @@ async function parts(client, [sentJson]) {
   return { sent, streamed: { artifacts, state } };
 }
 
-// Each way the SDK verifies the card: whether it did, and the header it read the key by.
-async function cardSignature(client, [keyFile], _makeClient, baseUrl) {
-  const key = createPublicKey(readFileSync(keyFile));
-  const named = [];
-  const verifier = verifyAgentCardSignature(async (kid, jku) => {
-    named.push({ kid, jku: jku ?? null });
-    return key;
-  });
-  // The verifier tells of each signature it refuses on console.debug, which is stdout.
-  console.debug = () => {};
-  const attempt = async (verify) => {
-    try {
-      await verify();
-      return { verified: true };
-    } catch (e) {
-      return { verified: false, error: String(e?.message ?? e) };
-    }
-  };
-  const fetched = async (headers) =>
-    (await fetch(new URL(AGENT_CARD_PATH, baseUrl), { headers })).json();
-  return {
-    v1: await attempt(async () => verifier(await fetched({ "A2A-Version": "1.0" }))),
-    legacy: await attempt(async () => verifier(await fetched({}))),
-    held: await attempt(() => client.getAgentCard(undefined, verifier)),
-    named,
-  };
-}
-
-const SCENARIOS = {
-  conversation, cancel, stream: streamed, subscribe, isolation, push, parts,
-  "card-signature": cardSignature,
-};
+const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push, parts };
 
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);
@@ -388,7 +349,7 @@ async function main() {
     runtime: `Node ${process.version}`,
     transport: client.transport.constructor.name,
     protocolVersion: client.protocolVersion,
-    ...(await SCENARIOS[scenario](client, args, makeClient, baseUrl)),
+    ...(await SCENARIOS[scenario](client, args, makeClient)),
   };
   process.stdout.write(JSON.stringify(result) + "\n");
 }
