@@ -10,10 +10,9 @@ from functools import partial
 import trio
 
 from . import __version__
-from .app.card import card_facts
+from .app.card import card_facts, served_card
 from .config import VARIABLES, ConfigError, doubts, load_settings
 from .logs import configure_logging
-from .protocol.card import agent_card
 from .server import CannotListen, serve
 
 
@@ -28,7 +27,8 @@ def main(argv: list[str] | None = None) -> None:
     for doubt in doubts(settings):
         print(f"n8n-a2a: warning: {doubt}", file=sys.stderr)
     if arguments.check:
-        print(json.dumps(agent_card(card_facts(settings), legacy_fields=True), indent=2))
+        card = served_card(card_facts(settings), settings.card_signer, legacy=True)
+        print(json.dumps(card, indent=2))
         return
     configure_logging(settings.log_level, settings.log_format)
     try:

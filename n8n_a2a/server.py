@@ -301,13 +301,16 @@ async def serve(
 
 def _log_start(settings: Settings, listening: list[str]) -> None:
     # The message is short: text logs append the fields, JSON logs carry them.
-    fields = {
+    fields: dict[str, object] = {
         "event": "start",
         "version": __version__,
         "listening": listening,
         "public_url": settings.public_url,
         "a2a_versions": list(SUPPORTED),
     }
+    if (signer := settings.card_signer) is not None:
+        # Which key signs the card, by name: never the key.
+        fields["card_signature"] = {"alg": signer.key.algorithm, "kid": signer.kid}
     logger.info("serving", extra={"fields": fields})
 
 

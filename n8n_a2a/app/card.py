@@ -1,5 +1,5 @@
 """The Agent Card route: both card shapes, built once (again when the issuer's code flow
-changes), with ETag and Last-Modified."""
+changes), signed with ADAPTER_CARD_SIGNING_KEY, with ETag and Last-Modified."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from quart_trio import QuartTrio
 from .. import __version__
 from ..config import Settings
 from ..protocol.card import CardFacts, OAuthFlow, agent_card
+from ..protocol.card_signature import CardSigner
+from ..protocol.model import JSONObject
 from .negotiation import VERSION_HEADER, Lookup, current
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
@@ -53,6 +55,12 @@ def card_paths(settings: Settings) -> list[str]:
 def card_url(settings: Settings) -> str:
     """Where a client given the public URL finds the card."""
     return settings.public_url.rstrip("/") + CARD_PATH
+
+
+def served_card(facts: CardFacts, signer: CardSigner | None, *, legacy: bool) -> JSONObject:
+    """The card in one shape as served: signed when there is a key to sign it with."""
+    card = agent_card(facts, legacy_fields=legacy)
+    return card if signer is None else signer.signed(card)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +100,19 @@ class Cards:
     since: datetime
 
     @classmethod
-    def of(cls, facts: CardFacts, flow: OAuthFlow | None, before: Cards | None = None) -> Cards:
-        """The cards for `flow`; modified after `before`, which they replace, even within
-        its second: a client asking If-Modified-Since alone must not keep the old one."""
+    def of(
+        cls,
+        facts: CardFacts,
+        flow: OAuthFlow | None,
+        before: Cards | None = None,
+        signer: CardSigner | None = None,
+    ) -> Cards:
+        """The cards for `flow`, signed by `signer` if given; modified after `before`, which
+        they replace, even within its second: a client asking If-Modified-Since alone must
+        not keep the old one."""
         facts = replace(facts, oauth_flow=flow)
         by_legacy = {
-            legacy: CachedCard.of(agent_card(facts, legacy_fields=legacy))
+            legacy: CachedCard.of(served_card(facts, signer, legacy=legacy))
             for legacy in (True, False)
         }
         since = datetime.now(UTC).replace(microsecond=0)
@@ -116,7 +131,8 @@ class CardRoute:
     def __init__(self, settings: Settings, verifier: OidcVerifier | None = None) -> None:
         self._facts = card_facts(settings)
         self._verifier = verifier
-        self._cards = Cards.of(self._facts, None)
+        self._signer = settings.card_signer
+        self._cards = Cards.of(self._facts, None, signer=self._signer)
         self._paths = card_paths(settings)
 
     def add_to(self, app: QuartTrio) -> None:
@@ -144,5 +160,5 @@ class CardRoute:
     def _current(self) -> Cards:
         flow = None if self._verifier is None else self._verifier.oauth_flow
         if flow != self._cards.flow:
-            self._cards = Cards.of(self._facts, flow, self._cards)
+            self._cards = Cards.of(self._facts, flow, self._cards, self._signer)
         return self._cards

@@ -14,6 +14,7 @@ from .variables import VARIABLES
 
 _DEFAULTS = {variable.attribute: variable.default for variable in VARIABLES}
 _CALLS = ("ADAPTER_MAX_CONCURRENT_CALLS", "ADAPTER_MAX_QUEUED_CALLS")
+_SIGNING_ONLY = ("ADAPTER_CARD_SIGNING_KID", "ADAPTER_CARD_SIGNING_JKU")
 _ISSUER_ONLY = ("ADAPTER_OIDC_AUDIENCE", "ADAPTER_OIDC_SCOPES", "ADAPTER_OIDC_ALLOW_HTTP")
 
 
@@ -53,6 +54,7 @@ def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
     # The checks across variables come second: a variable's own problem is the one it shows.
     _fit_the_limits(given, problems)
     _check_the_issuer(given, present, problems)
+    _check_the_card_signing(present, problems)
     if problems:
         raise ConfigError(
             Problem(v.name, problems[v.name]) for v in VARIABLES if v.name in problems
@@ -102,6 +104,20 @@ def _check_the_issuer(given: dict[str, Any], present: set[str], problems: dict[s
             "must be an https:// URL: whoever can change its keys on the way can sign in as "
             "anyone (ADAPTER_OIDC_ALLOW_HTTP=true allows http, for local tests only)",
         )
+
+
+def _check_the_card_signing(present: set[str], problems: dict[str, str]) -> None:
+    """A signature's header names its key: a verifier looks the kid up among those it trusts."""
+    if "ADAPTER_CARD_SIGNING_KEY" in present:
+        if "ADAPTER_CARD_SIGNING_KID" not in present:
+            problems["ADAPTER_CARD_SIGNING_KID"] = (
+                "is required with ADAPTER_CARD_SIGNING_KEY: the key id the card's signature "
+                "names, by which a caller finds the public key"
+            )
+        return
+    for name in _SIGNING_ONLY:
+        if name in present:
+            problems[name] = "is only used with ADAPTER_CARD_SIGNING_KEY"
 
 
 def doubts(settings: Settings) -> tuple[Problem, ...]:

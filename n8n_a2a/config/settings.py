@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from ..protocol.card_signature import CardSigner, SigningKey
 from ..protocol.media import TEXT, Modes
 from ..protocol.push import AllowList
 
@@ -48,6 +49,10 @@ class Settings:
     oidc_audience: str | None = None
     oidc_scopes: tuple[str, ...] = ()
     oidc_allow_http: bool = False
+    # The key is never shown: not in a repr, a log line or an error.
+    card_signing_key: SigningKey | None = field(default=None, repr=False)
+    card_signing_kid: str | None = None
+    card_signing_jku: str | None = None
     ready_check_webhook: bool = False
     allow_input_required: bool = False
     input_ttl: float = 86400.0
@@ -70,6 +75,14 @@ class Settings:
     def modes(self) -> Modes:
         """The media types the agent takes in and gives out, as protocol/ reads them."""
         return Modes(self.input_modes, self.output_modes)
+
+    @property
+    def card_signer(self) -> CardSigner | None:
+        """What signs the Agent Card, with ADAPTER_CARD_SIGNING_KEY (load_settings made sure
+        its kid came with it)."""
+        if self.card_signing_key is None or self.card_signing_kid is None:
+            return None
+        return CardSigner(self.card_signing_key, self.card_signing_kid, self.card_signing_jku)
 
     @property
     def oidc_discovery_url(self) -> str | None:

@@ -23,6 +23,7 @@ _URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/\[\]]+")
 MAX_SCOPES = 16
 #: A scope token: printable ASCII but for the space, the quote and the backslash.
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
+_KEY_ID = re.compile(r"[\x21-\x7e]{1,128}")
 
 
 def quoting(parse: Callable[[str], T]) -> Callable[[str], T]:
@@ -125,6 +126,20 @@ def oidc_issuer(raw: str) -> str:
     if not has_crypto:
         raise ValueError("verifying tokens needs the oidc extra: pip install 'n8n-a2a[oidc]'")
     return issuer
+
+
+def https_url(raw: str) -> str:
+    url = http_url(raw)
+    if urlsplit(url).scheme != "https":
+        raise ValueError(f"must be an https:// URL (got {raw!r})")
+    return url
+
+
+def key_id(raw: str) -> str:
+    """A JWS `kid`: printable ASCII, at most 128 characters, as a JWKS would name it."""
+    if not _KEY_ID.fullmatch(raw):
+        raise ValueError("must be at most 128 printable ASCII characters, no spaces")
+    return raw
 
 
 def scopes(raw: str) -> tuple[str, ...]:

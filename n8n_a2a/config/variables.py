@@ -12,6 +12,7 @@ from dataclasses import MISSING, dataclass, fields
 from ..protocol.push import AllowList
 from . import values as read
 from .settings import Settings
+from .signing import signing_key
 
 _FIELDS = {f.name: f for f in fields(Settings)}
 
@@ -245,6 +246,24 @@ VARIABLES: tuple[Variable, ...] = (
         "oidc_allow_http",
         "true: the issuer's keys may come over http (tests)",
         _BOOLEAN,
+    ),
+    Variable(
+        "ADAPTER_CARD_SIGNING_KEY",
+        "card_signing_key",
+        "a PEM private key (EC P-256, RSA, Ed25519) to sign the card with",
+        signing_key,
+    ),
+    Variable(
+        "ADAPTER_CARD_SIGNING_KID",
+        "card_signing_kid",
+        "required with the key: its id, named in the signature",
+        read.quoting(read.key_id),
+    ),
+    Variable(
+        "ADAPTER_CARD_SIGNING_JKU",
+        "card_signing_jku",
+        "an https:// JWKS URL with the public key, named in the signature",
+        read.https_url,
     ),
     Variable(
         "ADAPTER_READY_CHECK_WEBHOOK",

@@ -4,8 +4,10 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
+from a2a.client.card_resolver import parse_agent_card
 from quart_trio import QuartTrio
 
 from n8n_a2a import __version__
@@ -17,9 +19,10 @@ from n8n_a2a.app.card import (
     card_url,
     not_modified,
 )
-from n8n_a2a.protocol.card import OAuthFlow
+from n8n_a2a.protocol.card import OAuthFlow, agent_card
 from n8n_a2a.protocol.media import Modes
 from tests.support.adapter import make_settings
+from tests.support.card_keys import ALGORITHMS, KID, sdk_verifier, signer
 
 ISSUER = "https://login.example/realms/agents"
 STARTED = datetime(2026, 11, 29, 18, 34, 32, tzinfo=UTC)
@@ -138,3 +141,46 @@ async def test_the_card_follows_the_issuers_code_flow_and_is_not_cached_before()
     verifier.oauth_flow = None  # the issuer dropped its code flow
     dropped = await client.get(path, headers={"A2A-Version": "1.0"})
     assert list((await dropped.get_json())["securitySchemes"]) == ["oidc"]
+
+
+def sdk_card(body: str | bytes) -> Any:
+    """The card as a2a-sdk parses what it fetched."""
+    return parse_agent_card(json.loads(body))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+async def test_with_a_key_every_card_served_is_signed_and_its_etag_covers_the_signature(
+    algorithm: str,
+) -> None:
+    settings = make_settings(card_signing_key=signer(algorithm).key, card_signing_kid=KID)
+    app = QuartTrio(__name__)
+    CardRoute(settings).add_to(app)
+    client = app.test_client()
+    unsigned = CachedCard.of(agent_card(card_facts(settings), legacy_fields=False))
+    for headers in ({"A2A-Version": "1.0"}, {}):
+        served = await client.get("/.well-known/agent-card.json", headers=headers)
+        body = await served.get_data()
+        assert len(json.loads(body)["signatures"]) == 1
+        sdk_verifier(algorithm)(sdk_card(body))
+        assert served.headers["ETag"] == CachedCard.of(json.loads(body)).etag
+    assert served.headers["ETag"] != unsigned.etag
+
+
+async def test_the_card_built_anew_for_a_changed_code_flow_is_signed_too() -> None:
+    verifier = Verifier()
+    settings = make_settings(
+        oidc_issuer=ISSUER,
+        oidc_audience="supply-agent",
+        card_signing_key=signer("ES256").key,
+        card_signing_kid=KID,
+    )
+    app = QuartTrio(__name__)
+    CardRoute(settings, verifier).add_to(app)  # type: ignore[arg-type]
+    client = app.test_client()
+    path = "/.well-known/agent-card.json"
+    metadata = ISSUER + "/.well-known/openid-configuration"
+    verifier.ready, verifier.oauth_flow = True, OAuthFlow(metadata, ISSUER + "/a", ISSUER + "/t")
+    for headers in ({"A2A-Version": "1.0"}, {}):
+        rebuilt = await (await client.get(path, headers=headers)).get_data()
+        assert "oauth2" in json.loads(rebuilt)["securitySchemes"]
+        sdk_verifier("ES256")(sdk_card(rebuilt))

@@ -9,14 +9,17 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import pytest
 import trio
 
 from n8n_a2a import __version__
 from n8n_a2a.server import CannotListen, serve
 from tests.support.adapter import free_port, make_settings, send_in_background, wait_until_serving
+from tests.support.card_keys import KID, private_pem
 from tests.support.environments import GOOD
 from tests.support.stub_webhook import StubWebhook
 
@@ -81,11 +84,9 @@ async def test_start_and_stop_each_log_one_line(
     }
 
 
-async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
-    stub: StubWebhook,
-) -> None:
-    port = free_port()
-    environ = {
+def process_environ(stub: StubWebhook, port: int, **more: str) -> dict[str, str]:
+    """The environment of an adapter process on `port` in front of the stub, logging JSON."""
+    return {
         **os.environ,
         **GOOD,
         "ADAPTER_WEBHOOK_URL": stub.url,
@@ -93,12 +94,22 @@ async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
         "ADAPTER_HOST": "127.0.0.1",
         "ADAPTER_PORT": str(port),
         "ADAPTER_LOG_FORMAT": "json",
+        **more,
     }
+
+
+async def serve_until_sigint(
+    environ: dict[str, str], while_serving: Callable[[str], Awaitable[None]] | None = None
+) -> str:
+    """Run the adapter process until it serves, then `while_serving(public_url)`, then
+    SIGINT; what it wrote on stderr, once it ended on its own with status 0."""
     process = await trio.lowlevel.open_process(
         [sys.executable, "-m", "n8n_a2a"], env=environ, stderr=subprocess.PIPE
     )
     try:
         await wait_until_serving(environ["ADAPTER_PUBLIC_URL"])
+        if while_serving is not None:
+            await while_serving(environ["ADAPTER_PUBLIC_URL"])
         process.send_signal(signal.SIGINT)
         with trio.fail_after(10):
             assert await process.wait() == 0
@@ -109,7 +120,15 @@ async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
     finally:
         process.kill()
         await process.wait()
-    lines = [json.loads(line) for line in output.decode().splitlines()]
+    return output.decode()
+
+
+async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
+    stub: StubWebhook,
+) -> None:
+    port = free_port()
+    output = await serve_until_sigint(process_environ(stub, port))
+    lines = [json.loads(line) for line in output.splitlines()]
     assert [(line["event"], line["level"]) for line in lines] == [
         ("start", "INFO"),
         ("stop", "INFO"),
@@ -120,3 +139,31 @@ async def test_a_signal_is_the_reason_and_the_lines_are_the_only_ones_at_info(
         0,
         0,
     )
+
+
+async def test_a_signed_card_is_logged_by_its_key_name_and_the_key_is_shown_nowhere(
+    stub: StubWebhook, tmp_path: Any
+) -> None:
+    key = tmp_path / "card-key.pem"
+    key.write_bytes(private_pem("ES256"))
+    environ = process_environ(
+        stub,
+        free_port(),
+        ADAPTER_LOG_LEVEL="DEBUG",
+        ADAPTER_CARD_SIGNING_KEY=str(key),
+        ADAPTER_CARD_SIGNING_KID=KID,
+    )
+    served: list[str] = []
+    cards: list[Any] = []
+
+    async def look(public_url: str) -> None:
+        async with httpx.AsyncClient(base_url=public_url) as client:
+            served.extend([(await client.get(path)).text for path in ("readyz", "metrics")])
+            cards.append((await client.get(".well-known/agent-card.json")).json())
+
+    output = await serve_until_sigint(environ, look)
+    start = json.loads(output.splitlines()[0])
+    assert start["card_signature"] == {"alg": "ES256", "kid": KID}
+    assert len(cards[0]["signatures"]) == 1
+    material = [row for row in key.read_text().splitlines() if not row.startswith("-----")]
+    assert not [row for row in material if any(row in text for text in [output, *served])]
