@@ -1,4 +1,4 @@
-"""container/kubernetes.yaml: valid for Kubernetes, and consistent with the image and the
+"""container/kubernetes/supply-agent.yaml: valid for Kubernetes, and consistent with the image and the
 adapter it runs (the public URL, the variables, the grace period, the probes)."""
 
 from __future__ import annotations
@@ -139,11 +139,11 @@ def test_one_replica_because_tasks_live_in_its_memory() -> None:
 def test_the_replicas_variant_runs_two_on_the_shared_store_from_a_secret() -> None:
     """container/replicas/: a kustomize overlay of the example, two replicas, the store's
     URL (which holds a password) from a Secret."""
-    overlay = KUBERNETES.parent / "replicas"
+    overlay = KUBERNETES.parent.parent / "replicas"
     [base] = load_yaml_documents((KUBERNETES.parent / "kustomization.yaml").read_text())
     assert base["resources"] == [KUBERNETES.name]
     [kustomization] = load_yaml_documents((overlay / "kustomization.yaml").read_text())
-    assert kustomization["resources"] == [".."]
+    assert kustomization["resources"] == ["../kubernetes"]
     [path] = [patch["path"] for patch in kustomization["patches"]]
     [patch] = load_yaml_documents((overlay / path).read_text())
     deployment = kubernetes_object("Deployment")
