@@ -1,5 +1,5 @@
-"""container/kubernetes/supply-agent.yaml: valid for Kubernetes, and consistent with the image and the
-adapter it runs (the public URL, the variables, the grace period, the probes)."""
+"""container/kubernetes/supply-agent.yaml: valid for Kubernetes, and consistent with the
+image and the adapter it runs (the public URL, the variables, the grace period, the probes)."""
 
 from __future__ import annotations
 
