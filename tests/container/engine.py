@@ -19,9 +19,10 @@ import trio
 
 from tests.container.files import ROOT
 
-#: Debian's packages that build and run the image with no registry (runc: crun stops on
-#: the cgroup layout of our machines).
-DEBIAN_PACKAGES = ("podman", "buildah", "mmdebstrap", "runc", "uidmap")
+#: Debian's packages that build and run the image with no registry, with their
+#: recommendations (runc named, so that it is podman's runtime: crun stops on the cgroup
+#: layout of our machines).
+DEBIAN_PACKAGES = ("podman", "buildah", "mmdebstrap", "runc", "uidmap", "fuse-overlayfs")
 TAG = "n8n-a2a:test"
 #: The figures the image tests measured, one "name: value" a line, printed at the end.
 FIGURES: list[str] = []
@@ -52,7 +53,7 @@ def install_engine() -> str:
     environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (
         ["apt-get", "update", "-qq"],
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES],
+        ["apt-get", "install", "-y", "-qq", *DEBIAN_PACKAGES],
     ):
         try:
             subprocess.run(
@@ -100,6 +101,7 @@ def build_image() -> Built:
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         raise AssertionError(f"container/build failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    assert lines == [TAG], f"container/build printed {lines}, not just the image's name"
     return Built(lines[-1], seconds)
 
 
