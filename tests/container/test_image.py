@@ -17,14 +17,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import pip
 import psycopg
 import pytest
 import trio
-import trustme
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
@@ -38,11 +37,12 @@ from tests.container.engine import (
     engine_or_reason,
 )
 from tests.container.files import configmap_environment, final_stage
+from tests.container.host import moved, start_tls_stub, stopped_during_a_send
 from tests.support.adapter import free_port
 from tests.support.jsonrpc import V1, rpc, send_v1
 from tests.support.oidc_issuer import AUDIENCE, start_issuer
 from tests.support.postgres_server import PostgresServer
-from tests.support.stub_webhook import StubWebhook, start_stub_webhook
+from tests.support.stub_webhook import StubWebhook
 
 pytestmark = pytest.mark.container
 
@@ -89,22 +89,10 @@ class Running:
         return (await self.engine.logs(self.container))[-4000:]
 
 
-def _moved(url: str, scheme: str, netloc: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(scheme=scheme, netloc=netloc))
-
-
 @pytest.fixture
 async def tls_stub(nursery: trio.Nursery, tmp_path: Path) -> tuple[StubWebhook, Path]:
     """The stub webhook over TLS on the host, and the CA file that verifies it."""
-    authority = trustme.CA()
-    certificate = authority.issue_cert("127.0.0.1")
-    cert, key, bundle = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "ca.crt"
-    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert))
-    certificate.private_key_pem.write_to_path(str(key))
-    authority.cert_pem.write_to_path(str(bundle))
-    bundle.chmod(0o644)  # read by the image's user, not root
-    stub = await start_stub_webhook(nursery, certfile=str(cert), keyfile=str(key))
-    return stub, bundle
+    return await start_tls_stub(nursery, tmp_path)
 
 
 Launch = Callable[..., Awaitable[Running]]
@@ -121,8 +109,8 @@ async def launch(
 
     async def start(**extra: str) -> Running:
         configmap, port = configmap_environment(), free_port()
-        public = _moved(configmap["ADAPTER_PUBLIC_URL"], "http", f"127.0.0.1:{port}")
-        webhook = _moved(configmap["ADAPTER_WEBHOOK_URL"], "https", urlsplit(stub.base_url).netloc)
+        public = moved(configmap["ADAPTER_PUBLIC_URL"], "http", f"127.0.0.1:{port}")
+        webhook = moved(configmap["ADAPTER_WEBHOOK_URL"], "https", urlsplit(stub.base_url).netloc)
         variables = {
             **configmap,
             "ADAPTER_HOST": "127.0.0.1",
@@ -229,22 +217,12 @@ async def test_the_healthcheck_passes_while_it_serves(running: Running) -> None:
 async def test_sigterm_drains_the_call_under_way_and_exits_zero_within_the_grace(
     running: Running,
 ) -> None:
-    replies: list[dict[str, object]] = []
-
-    async def send() -> None:
-        replies.append(await rpc(running.url, send_v1("sleep:2"), V1))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(send)
-        await running.stub.wait_received()
+    async def stop() -> int:
         await running.engine.run("kill", "--signal", "TERM", running.container)
-        with trio.fail_after(GRACE_SECONDS):
-            code = await running.engine.wait(running.container)
-    assert code == 0, await running.output()
-    [reply] = replies
-    result = reply["result"]
-    assert isinstance(result, dict)
-    assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED", await running.output()
+        return await running.engine.wait(running.container)
+
+    outcome = await stopped_during_a_send(running.url, running.stub, stop, GRACE_SECONDS)
+    assert outcome == (0, "TASK_STATE_COMPLETED"), await running.output()
 
 
 async def test_a_missing_variable_exits_2_with_its_one_line(engine: Engine, image: str) -> None:
