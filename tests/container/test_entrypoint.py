@@ -1,8 +1,8 @@
 """The image's entrypoint, run on this host as the container would run it.
 
-No container engine runs here, so the next best proof that the image serves: the
-Containerfile's own ENTRYPOINT (and CMD), HEALTHCHECK and STOPSIGNAL, run as a real
-process with the image's ENV and the Kubernetes example's ConfigMap. Only what a
+test_image.py runs the image itself where an engine can be had; this runs everywhere,
+and checks the Containerfile's own ENTRYPOINT (and CMD), HEALTHCHECK and STOPSIGNAL as
+a real process with the image's ENV and the Kubernetes example's ConfigMap. Only what a
 cluster provides is replaced: the bind address and port, the public URL (the Service
 name resolves nowhere here), the webhook (a TLS stub on 127.0.0.1) and the CA file
 (mounted in the pod; here the stub's CA).

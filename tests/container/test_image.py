@@ -302,10 +302,14 @@ async def test_pip_check_from_outside_finds_the_environment_consistent(
         "import importlib.util as u, shutil, pathlib as p; "
         "print(u.find_spec('pip'), [c for c in ('gcc', 'cc', 'c++', 'make') if shutil.which(c)], "
         "sorted(x.name for x in p.Path('/var/lib/apt/lists').glob('*') if x.name != 'lock'), "
-        "list(p.Path('/var/cache/apt/archives').glob('*.deb')))"
+        "list(p.Path('/var/cache/apt/archives').glob('*.deb')), "
+        "p.Path('/run/secrets/ca').exists())"
     )
     found = await engine.run(*run, image, "-c", probe)
-    assert found.strip() == "None [] [] []", "pip, a compiler or apt's caches in the image"
+    assert found.strip() == "None [] [] [] False", "pip, a compiler, apt's caches or the CA"
+    # The build's CA was a secret: no layer and no variable keeps it.
+    facts = await engine.inspect("--type=image", image)
+    assert not [v for v in facts["Config"]["Env"] if v.startswith(("PIP_", "SSL_", "REQUESTS_"))]
 
 
 async def test_the_figures(engine: Engine, image: str, running: Running) -> None:
