@@ -2,7 +2,7 @@
 
 No container engine and no YAML library are on the machines that run these tests, so
 this module parses both itself: the Containerfile line by line, and the YAML subset
-that container/kubernetes.yaml is written in (block mappings and sequences, plain and
+that container/kubernetes/supply-agent.yaml is written in (block mappings and sequences, plain and
 quoted scalars, `|` and `|-` blocks, `[]`). Anything outside that subset is an error,
 never a silent misreading.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTAINERFILE = ROOT / "container" / "Containerfile"
-KUBERNETES = ROOT / "container" / "kubernetes.yaml"
+KUBERNETES = ROOT / "container" / "kubernetes" / "supply-agent.yaml"
 REQUIREMENTS = ROOT / "container" / "requirements.txt"
 DOCKERIGNORE = ROOT / ".dockerignore"
 
@@ -105,7 +105,7 @@ def seconds(duration: str) -> float:
     return sum(float(number) * units[unit] for number, unit in parts)
 
 
-# ---- the YAML subset of container/kubernetes.yaml
+# ---- the YAML subset of container/kubernetes/supply-agent.yaml
 
 
 @dataclass
@@ -265,7 +265,7 @@ def _scalar(value: str) -> Any:
 
 
 def kubernetes_objects() -> list[dict[str, Any]]:
-    """The objects of container/kubernetes.yaml."""
+    """The objects of container/kubernetes/supply-agent.yaml."""
     objects = load_yaml_documents(KUBERNETES.read_text())
     assert all(isinstance(o, dict) for o in objects)
     return objects

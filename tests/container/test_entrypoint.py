@@ -1,8 +1,8 @@
 """The image's entrypoint, run on this host as the container would run it.
 
-No container engine runs here, so the next best proof that the image serves: the
-Containerfile's own ENTRYPOINT (and CMD), HEALTHCHECK and STOPSIGNAL, run as a real
-process with the image's ENV and the Kubernetes example's ConfigMap. Only what a
+test_image.py runs the image itself where an engine can be had; this runs everywhere,
+and checks the Containerfile's own ENTRYPOINT (and CMD), HEALTHCHECK and STOPSIGNAL as
+a real process with the image's ENV and the Kubernetes example's ConfigMap. Only what a
 cluster provides is replaced: the bind address and port, the public URL (the Service
 name resolves nowhere here), the webhook (a TLS stub on 127.0.0.1) and the CA file
 (mounted in the pod; here the stub's CA).
@@ -18,12 +18,11 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 import trio
-import trustme
 
 from tests.container.files import (
     adapter_container,
@@ -35,9 +34,10 @@ from tests.container.files import (
     kubernetes_object,
     seconds,
 )
+from tests.container.host import moved, start_tls_stub, stopped_during_a_send
 from tests.support.adapter import free_port
 from tests.support.jsonrpc import V1, rpc, send_v1
-from tests.support.stub_webhook import StubWebhook, start_stub_webhook
+from tests.support.stub_webhook import StubWebhook
 
 STARTUP_SECONDS = 20.0
 
@@ -91,20 +91,9 @@ class Served:
         return self.log.read_text(errors="replace")[-4000:]
 
 
-def _moved(url: str, scheme: str, netloc: str) -> str:
-    """`url` with another scheme and host:port, its path kept (the path is the RPC route)."""
-    return urlunsplit(urlsplit(url)._replace(scheme=scheme, netloc=netloc))
-
-
 @pytest.fixture
 async def served(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Served]:
-    authority = trustme.CA()
-    certificate = authority.issue_cert("127.0.0.1")
-    cert, key, bundle = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "ca.crt"
-    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert))
-    certificate.private_key_pem.write_to_path(str(key))
-    authority.cert_pem.write_to_path(str(bundle))
-    stub = await start_stub_webhook(nursery, certfile=str(cert), keyfile=str(key))
+    stub, bundle = await start_tls_stub(nursery, tmp_path)
 
     configmap = configmap_environment()
     port = free_port()
@@ -113,8 +102,8 @@ async def served(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Served]
         **configmap,
         "ADAPTER_HOST": "127.0.0.1",
         "ADAPTER_PORT": str(port),
-        "ADAPTER_PUBLIC_URL": _moved(configmap["ADAPTER_PUBLIC_URL"], "http", f"127.0.0.1:{port}"),
-        "ADAPTER_WEBHOOK_URL": _moved(
+        "ADAPTER_PUBLIC_URL": moved(configmap["ADAPTER_PUBLIC_URL"], "http", f"127.0.0.1:{port}"),
+        "ADAPTER_WEBHOOK_URL": moved(
             configmap["ADAPTER_WEBHOOK_URL"], "https", urlsplit(stub.base_url).netloc
         ),
         "ADAPTER_CA_BUNDLE": str(bundle),
@@ -198,22 +187,13 @@ async def test_the_healthcheck_and_the_probes_pass(served: Served) -> None:
 
 
 async def test_the_stop_signal_drains_the_call_under_way_then_exits_zero(served: Served) -> None:
-    replies: list[dict[str, object]] = []
-
-    async def send() -> None:
-        replies.append(await rpc(served.url, send_v1("sleep:1"), V1))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(send)
-        await served.stub.wait_received()
+    async def stop() -> int:
         served.process.send_signal(stop_signal())
-        # What the kubelet allows between the signal and SIGKILL.
-        with trio.fail_after(seconds_the_kubelet_gives_after_the_stop_signal()):
-            code = await served.process.wait()
-    assert code == 0, served.output()
-    [reply] = replies
-    result = reply["result"]
-    assert isinstance(result, dict)
-    assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED", served.output()
+        return await served.process.wait()
+
+    # What the kubelet allows between the signal and SIGKILL.
+    seconds = seconds_the_kubelet_gives_after_the_stop_signal()
+    outcome = await stopped_during_a_send(served.url, served.stub, stop, seconds)
+    assert outcome == (0, "TASK_STATE_COMPLETED"), served.output()
     # And the healthcheck notices that nothing serves any more.
     assert await _run_healthcheck(served) != 0

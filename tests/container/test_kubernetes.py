@@ -1,5 +1,5 @@
-"""container/kubernetes.yaml: valid for Kubernetes, and consistent with the image and the
-adapter it runs (the public URL, the variables, the grace period, the probes)."""
+"""container/kubernetes/supply-agent.yaml: valid for Kubernetes, and consistent with the
+image and the adapter it runs (the public URL, the variables, the grace period, the probes)."""
 
 from __future__ import annotations
 
@@ -48,16 +48,84 @@ def _container_port(name: str) -> int:
     return port
 
 
-def test_the_manifests_pass_the_kubernetes_schemas() -> None:
+def _assert_valid(manifests: Path) -> None:
+    """kubernetes-validate --strict finds nothing wrong in `manifests`."""
     command, environment = tools.kubernetes_validate()
     done = subprocess.run(
-        [*command, "--strict", "--quiet", str(KUBERNETES)],
+        [*command, "--strict", "--quiet", str(manifests)],
         capture_output=True,
         text=True,
         env=environment,
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_manifests_pass_the_kubernetes_schemas() -> None:
+    _assert_valid(KUBERNETES)
+
+
+KUSTOMIZATIONS = sorted(path.parent for path in KUBERNETES.parents[1].glob("*/kustomization.yaml"))
+
+
+@pytest.mark.parametrize("folder", KUSTOMIZATIONS, ids=lambda folder: folder.name)
+def test_every_kustomization_renders_and_passes_the_schemas(folder: Path, tmp_path: Path) -> None:
+    rendered = subprocess.run(
+        [*tools.kubectl(), "kustomize", str(folder)], capture_output=True, text=True, timeout=120
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    manifests = tmp_path / f"{folder.name}.yaml"
+    manifests.write_text(rendered.stdout)
+    _assert_valid(manifests)
+    kinds = [line for line in rendered.stdout.splitlines() if line.startswith("kind: ")]
+    assert sorted(kinds) == ["kind: ConfigMap", "kind: Deployment", "kind: Service"], kinds
+
+
+def test_both_kustomizations_are_found() -> None:
+    assert [folder.name for folder in KUSTOMIZATIONS] == ["kubernetes", "replicas"]
+
+
+# docs/operating.md, "Memory": what each bounded thing can hold at most. The inputs are
+# the settings the ConfigMap gives the adapter (its defaults where it says nothing).
+TASK_OVERHEAD_BYTES = 2 * 1024  # a task past its two stored texts (18 KiB less 2 x 8 KiB)
+BYTES_PER_CHARACTER = 4  # a stored text's characters take 1 to 4 bytes each
+PUSH_CONFIG_BYTES = 12 * 1024  # a push config with every field at its bound
+REQUEST_COPIES = 4  # a send holds "a few times" ADAPTER_MAX_BODY_BYTES: the body, its
+# decoded text, the webhook's body, and one more for what is built from them
+IDLE_BYTES = 64 * 1024 * 1024  # the process before any call (tests/container measures ~50 MiB)
+
+
+def worst_case_bytes(environment: dict[str, str], tmp_path: Path) -> int:
+    """The adapter's documented worst case for the settings `environment` gives."""
+    bundle = tmp_path / "ca.crt"
+    trustme.CA().cert_pem.write_to_path(str(bundle))
+    s = load_settings({**environment, "ADAPTER_CA_BUNDLE": str(bundle)})
+    task = 2 * s.max_stored_text * BYTES_PER_CHARACTER + TASK_OVERHEAD_BYTES
+    tasks = s.max_tasks * (task + s.push_max_configs * PUSH_CONFIG_BYTES)
+    calls = (s.max_concurrent_calls + s.max_queued_calls) * REQUEST_COPIES * s.max_body_bytes
+    return IDLE_BYTES + tasks + calls
+
+
+def _mebibytes(quantity: str) -> float:
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
+    assert quantity[-2:] in units, f"write memory in Ki, Mi or Gi: {quantity}"
+    return float(quantity[:-2]) * units[quantity[-2:]]
+
+
+def test_the_memory_limit_holds_the_adapters_worst_case(tmp_path: Path) -> None:
+    limit = _mebibytes(adapter_container()["resources"]["limits"]["memory"])
+    worst = worst_case_bytes(configmap_environment(), tmp_path) / 2**20
+    assert worst <= limit, f"the worst case is {worst:.0f} MiB against a {limit:.0f} MiB limit"
+
+
+def test_the_defaults_would_not_fit_the_limit(tmp_path: Path) -> None:
+    """Why the ConfigMap sets the bounds: without them the limit is a kill waiting."""
+    bounds = ("MAX_TASKS", "PUSH_MAX_CONFIGS", "MAX_CONCURRENT_CALLS", "MAX_QUEUED_CALLS")
+    environment = configmap_environment()
+    assert {f"ADAPTER_{bound}" for bound in bounds} <= environment.keys()
+    defaults = {k: v for k, v in environment.items() if k.removeprefix("ADAPTER_") not in bounds}
+    limit = _mebibytes(adapter_container()["resources"]["limits"]["memory"])
+    assert worst_case_bytes(defaults, tmp_path) / 2**20 > limit
 
 
 def test_the_public_url_is_the_services_dns_name() -> None:
@@ -139,11 +207,11 @@ def test_one_replica_because_tasks_live_in_its_memory() -> None:
 def test_the_replicas_variant_runs_two_on_the_shared_store_from_a_secret() -> None:
     """container/replicas/: a kustomize overlay of the example, two replicas, the store's
     URL (which holds a password) from a Secret."""
-    overlay = KUBERNETES.parent / "replicas"
+    overlay = KUBERNETES.parent.parent / "replicas"
     [base] = load_yaml_documents((KUBERNETES.parent / "kustomization.yaml").read_text())
     assert base["resources"] == [KUBERNETES.name]
     [kustomization] = load_yaml_documents((overlay / "kustomization.yaml").read_text())
-    assert kustomization["resources"] == [".."]
+    assert kustomization["resources"] == ["../kubernetes"]
     [path] = [patch["path"] for patch in kustomization["patches"]]
     [patch] = load_yaml_documents((overlay / path).read_text())
     deployment = kubernetes_object("Deployment")

