@@ -41,6 +41,20 @@ def a_task() -> Task:
     )
 
 
+#: Each state, and whether a status update to it is its stream's last event (`final`):
+#: a terminal state, or one that waits for the caller.
+ENDS_A_STREAM = [
+    (TaskState.SUBMITTED, False),
+    (TaskState.WORKING, False),
+    (TaskState.INPUT_REQUIRED, True),
+    (TaskState.AUTH_REQUIRED, True),
+    (TaskState.COMPLETED, True),
+    (TaskState.CANCELED, True),
+    (TaskState.FAILED, True),
+    (TaskState.REJECTED, True),
+]
+
+
 def status_update(state: TaskState, message: Message | None = None) -> StatusUpdate:
     return StatusUpdate("t-1", "c-1", TaskStatus(state, MOMENT, message), sequence=3)
 

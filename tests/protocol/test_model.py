@@ -14,7 +14,7 @@ from n8n_a2a.protocol.model import (
     Role,
     TaskState,
 )
-from tests.protocol.samples import a_task, status_update
+from tests.protocol.samples import ENDS_A_STREAM, a_task, status_update
 
 
 def test_history_length_keeps_the_newest() -> None:
@@ -25,19 +25,7 @@ def test_history_length_keeps_the_newest() -> None:
     assert task.with_history_length(10) is task
 
 
-@pytest.mark.parametrize(
-    ("state", "final"),
-    [
-        (TaskState.SUBMITTED, False),
-        (TaskState.WORKING, False),
-        (TaskState.INPUT_REQUIRED, True),
-        (TaskState.AUTH_REQUIRED, True),
-        (TaskState.COMPLETED, True),
-        (TaskState.CANCELED, True),
-        (TaskState.FAILED, True),
-        (TaskState.REJECTED, True),
-    ],
-)
+@pytest.mark.parametrize(("state", "final"), ENDS_A_STREAM)
 def test_final_is_a_terminal_or_an_interrupted_state(state: TaskState, final: bool) -> None:
     interrupted = state in {TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
     assert (state in INTERRUPTED_STATES) is interrupted

@@ -33,6 +33,7 @@ from n8n_a2a.protocol.push import (
 from n8n_a2a.protocol.versions import V03
 from tests.protocol.samples import (
     CREDENTIALS,
+    ENDS_A_STREAM,
     STAMP,
     TOKEN,
     a_task,
@@ -180,19 +181,7 @@ def v03_client_reads(item: Task | TaskEvent) -> v03_types.SendStreamingMessageSu
     return response
 
 
-@pytest.mark.parametrize(
-    ("state", "final"),
-    [
-        (TaskState.SUBMITTED, False),
-        (TaskState.WORKING, False),
-        (TaskState.INPUT_REQUIRED, True),
-        (TaskState.AUTH_REQUIRED, True),
-        (TaskState.COMPLETED, True),
-        (TaskState.CANCELED, True),
-        (TaskState.FAILED, True),
-        (TaskState.REJECTED, True),
-    ],
-)
+@pytest.mark.parametrize(("state", "final"), ENDS_A_STREAM)
 def test_v03_status_updates_validate_with_final(state: TaskState, final: bool) -> None:
     agent = Message("m-2", Role.AGENT, (Part("why"),), "t-1", "c-1")
     response = v03_client_reads(status_update(state, agent))
