@@ -64,6 +64,7 @@ def test_negotiation_gives_errors_a_shape_even_for_a_version_not_served(
 
 def test_the_versions_served_and_their_methods() -> None:
     assert SUPPORTED == {"1.0": V1, "0.3": V03}
+    assert len({V1, V03}) == 2  # a codec is known by identity, and can be a key
     assert len(METHODS) == 21
     assert {"SendMessage", "ListTasks", "message/send", "tasks/resubscribe"} <= METHODS
     assert "tasks/list" not in METHODS
