@@ -18,14 +18,13 @@ from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
-from ..protocol.versions import V03, V1
+from ..protocol.versions import METHODS
 from .card import card_url
 from .edge import JSONRPC, Edge, json_response
 from .negotiation import current
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
-_KNOWN_METHODS = frozenset(V1.methods) | frozenset(V03.methods)
 _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": ...}}'
 
 
@@ -71,7 +70,7 @@ class JsonRpcEndpoint:
         try:
             operation = codec.decode(call.method, call.params, edge.settings.modes)
         except A2AError as error:
-            if self._streams.refuses_as_event(codec, call.method):
+            if codec.refuses_as_event(call.method):
                 return self._streams.refused(JsonRpcFrames(call.id, codec), error, method)
             return refuse(edge, call.id, codec, error, method)
         try:
@@ -87,7 +86,7 @@ class JsonRpcEndpoint:
 
 def method_label(method: str) -> str:
     """The method as a metric label: from a bounded set, whatever a client sends."""
-    return method if method in _KNOWN_METHODS else "other"
+    return method if method in METHODS else "other"
 
 
 def refuse(

@@ -62,7 +62,7 @@ class Negotiation:
     def plain_card(self) -> bool:
         """Whether the caller gets the plain card: it asked for a version served whose
         clients validate it (not merely for a version not served)."""
-        return self.unsupported is None and self.codec.plain_card
+        return self.unsupported is None and self.codec.facts.plain_card
 
     @property
     def refused_later(self) -> A2AError | None:

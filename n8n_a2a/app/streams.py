@@ -16,7 +16,7 @@ from quart import Response
 
 from ..identity import Caller
 from ..protocol import jsonrpc, sse
-from ..protocol.codec import Codec, Verb
+from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
 from ..streams import StreamQuota, SubscriberTooSlow
@@ -82,19 +82,13 @@ class EventStreams:
         reads with its type. A v0.3 caller gets the stream's one error event: a2a-sdk 0.3
         loses the code of anything but an event. What goes wrong later (a reader too slow,
         a race with the check) is the stream's last event in both versions."""
-        if frames.codec.refuses_streams_plainly:
+        if frames.codec.facts.refuses_streams_plainly:
             self._quota.check(caller.owner)
             await self._edge.executor.check_stream(operation, caller)
         events = self._events(frames, operation, caller, method)
         response = Response(events, headers=dict(sse.HEADERS))
         response.timeout = None  # a stream lasts as long as its task
         return response
-
-    def refuses_as_event(self, codec: Codec, method: str) -> bool:
-        """Whether a stream method's request refused before it opens (its params) is the
-        stream's one error event: for v0.3, whose clients read a code only from an event."""
-        verb = codec.methods.get(method)
-        return verb in (Verb.SEND_STREAMING, Verb.SUBSCRIBE) and not codec.refuses_streams_plainly
 
     def refused(self, frames: Frames, error: A2AError, method: str) -> Response:
         """A stream of one event: the refusal."""

@@ -22,7 +22,7 @@ from .versions import V1, negotiate
 JSON = "application/json"
 MEDIA_TYPE = "application/a2a+json"
 #: The A2A version this binding serves: v0.3's REST shape is the v0.3 proto's, not v03.py's.
-VERSION = V1.version
+VERSION = V1.facts.version
 #: Query fields read as numbers and as booleans (proto JSON names); others stay strings.
 _QUERY_INTS = frozenset({"historyLength", "pageSize"})
 _QUERY_BOOLS = frozenset({"includeArtifacts"})
@@ -106,7 +106,7 @@ def codec_for(requested: str | None) -> tuple[Codec, A2AError | None]:
     if unsupported is None and codec is not V1:
         unsupported = A2AError(
             ErrorCode.VERSION_NOT_SUPPORTED,
-            f"The HTTP+JSON binding serves A2A {VERSION}; A2A {codec.version} clients use "
+            f"The HTTP+JSON binding serves A2A {VERSION}; A2A {codec.facts.version} clients use "
             "JSON-RPC (the card's first interface)",
         )
     return V1, unsupported

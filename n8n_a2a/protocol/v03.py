@@ -1,13 +1,13 @@
-"""The A2A v0.3 wire codec: `message/send`, `kind`-tagged objects, lowercase states."""
+"""The A2A v0.3 wire shapes: `kind`-tagged objects and parts, nested push configs, bare
+results. Its spellings (`message/send`, lowercase states and roles) are facts.V0_3.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from .codec import Codec, Verb
 from .errors import A2AError
+from .facts import V0_3
 from .media import Modes
-from .model import JSONObject, Part, PartKind, Role, StatusUpdate, TaskState
+from .model import JSONObject, Part, PartKind
 from .params import Params
 from .parts import FileFields, data_part, file_marks, file_part, text_part
 from .push import (
@@ -23,28 +23,8 @@ from .push_params import push_authentication, push_config
 _FILE = FileFields(media_type="mimeType", name="name", content="bytes", url="uri")
 
 
-class V03Codec(Codec):
-    version = "0.3"
-    other_version_hint = " (v1.0 clients send the header A2A-Version: 1.0)"
-    methods: ClassVar[dict[str, Verb]] = {
-        "message/send": Verb.SEND,
-        "tasks/get": Verb.GET,
-        "message/stream": Verb.SEND_STREAMING,
-        "tasks/resubscribe": Verb.SUBSCRIBE,
-        "tasks/cancel": Verb.CANCEL,
-        "tasks/pushNotificationConfig/set": Verb.PUSH_CREATE,
-        "tasks/pushNotificationConfig/get": Verb.PUSH_GET,
-        "tasks/pushNotificationConfig/list": Verb.PUSH_LIST,
-        "tasks/pushNotificationConfig/delete": Verb.PUSH_DELETE,
-        "agent/getAuthenticatedExtendedCard": Verb.EXTENDED_CARD,
-    }
-    push_config_field = "pushNotificationConfig"
-    plain_card = False
-    refuses_streams_plainly = False
-    pushes_whole_task = True
-    push_content_type = "application/json"
-    state_names: ClassVar[dict[TaskState, str]] = {state: state.value for state in TaskState}
-    role_names: ClassVar[dict[Role, str]] = {Role.USER: "user", Role.AGENT: "agent"}
+class V03Shapes:
+    """v0.3's shapes (codec.Shapes): every object tagged with its `kind`, nothing wrapped."""
 
     def decode_part(self, part: Params, modes: Modes) -> Part:
         kind = part.document.get("kind")
@@ -84,16 +64,11 @@ class V03Codec(Codec):
             document["metadata"] = metadata
         return document
 
-    def tag(self, document: JSONObject, kind: str) -> JSONObject:
+    def with_kind(self, document: JSONObject, kind: str) -> JSONObject:
         return {"kind": kind, **document}
 
-    def one_of(self, member: str, document: JSONObject) -> JSONObject:
+    def union_member(self, member: str, document: JSONObject) -> JSONObject:
         return document
-
-    def encode_status_update(self, update: StatusUpdate) -> JSONObject:
-        # Required in v0.3 (the SDKs' models refuse an update without it): true on the
-        # last event, after which the stream closes.
-        return {**super().encode_status_update(update), "final": update.final}
 
     # Push configs: a TaskPushNotificationConfig nests the config, `{taskId,
     # pushNotificationConfig: {id, url, token, authentication: {schemes, credentials}}}`;
@@ -107,7 +82,7 @@ class V03Codec(Codec):
             scheme = schemes[0] if schemes else None
             authentication = push_authentication(found, scheme, found.optional_str("credentials"))
         return push_config(
-            config, task_id=task_id, version=self.version, authentication=authentication
+            config, task_id=task_id, version=V0_3.version, authentication=authentication
         )
 
     def decode_push_create(self, params: Params) -> CreatePushConfig:
@@ -134,7 +109,7 @@ class V03Codec(Codec):
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            # Credentials are write-only: see Codec.encode_push_config.
+            # Credentials are write-only: see codec.Shapes.encode_push_config.
             document["authentication"] = {"schemes": [config.authentication.scheme]}
         return {"taskId": config.task_id, "pushNotificationConfig": document}
 

@@ -1,16 +1,14 @@
-"""The A2A v1.0 wire codec: `SendMessage`, `TASK_STATE_*`, `ROLE_*`, `{"task": …}` results.
-
-A stream's status updates carry no `final`: v1.0 removed it, the stream's end says it.
+"""The A2A v1.0 wire shapes: parts with exactly one of text, raw, url or data; flat push
+configs; `{"task": …}` results. Its spellings (`SendMessage`, `TASK_STATE_*`, `ROLE_*`)
+are facts.V1_0.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from .codec import Codec, Verb
 from .errors import A2AError
+from .facts import V1_0
 from .media import Modes
-from .model import JSONObject, Part, PartKind, Role, TaskState
+from .model import JSONObject, Part, PartKind
 from .params import Params
 from .parts import FileFields, data_part, file_marks, file_part, text_part
 from .push import (
@@ -27,31 +25,8 @@ _PART_KINDS = ("text", "raw", "url", "data")
 _FILE = FileFields(media_type="mediaType", name="filename", content="raw", url="url")
 
 
-class V1Codec(Codec):
-    version = "1.0"
-    other_version_hint = " (v0.3 clients omit the A2A-Version header or send A2A-Version: 0.3)"
-    methods: ClassVar[dict[str, Verb]] = {
-        "SendMessage": Verb.SEND,
-        "GetTask": Verb.GET,
-        "SendStreamingMessage": Verb.SEND_STREAMING,
-        "SubscribeToTask": Verb.SUBSCRIBE,
-        "CancelTask": Verb.CANCEL,
-        "ListTasks": Verb.LIST,
-        "CreateTaskPushNotificationConfig": Verb.PUSH_CREATE,
-        "GetTaskPushNotificationConfig": Verb.PUSH_GET,
-        "ListTaskPushNotificationConfigs": Verb.PUSH_LIST,
-        "DeleteTaskPushNotificationConfig": Verb.PUSH_DELETE,
-        "GetExtendedAgentCard": Verb.EXTENDED_CARD,
-    }
-    push_config_field = "taskPushNotificationConfig"
-    plain_card = True
-    refuses_streams_plainly = True
-    pushes_whole_task = False
-    push_content_type = "application/a2a+json"
-    state_names: ClassVar[dict[TaskState, str]] = {
-        state: f"TASK_STATE_{state.name}" for state in TaskState
-    }
-    role_names: ClassVar[dict[Role, str]] = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT"}
+class V1Shapes:
+    """v1.0's shapes (codec.Shapes): parts without a kind, results named by their member."""
 
     def decode_part(self, part: Params, modes: Modes) -> Part:
         kinds = [kind for kind in _PART_KINDS if kind in part.document]
@@ -85,8 +60,11 @@ class V1Codec(Codec):
             document["metadata"] = metadata
         return document
 
-    def tag(self, document: JSONObject, kind: str) -> JSONObject:
+    def with_kind(self, document: JSONObject, kind: str) -> JSONObject:
         return document
+
+    def union_member(self, member: str, document: JSONObject) -> JSONObject:
+        return {member: document}
 
     # Push configs: a TaskPushNotificationConfig is flat, `{taskId, id, url, token,
     # authentication: {scheme, credentials}}`, the create's params and every result.
@@ -98,7 +76,7 @@ class V1Codec(Codec):
             scheme, credentials = found.optional_str("scheme"), found.optional_str("credentials")
             authentication = push_authentication(found, scheme, credentials)
         return push_config(
-            config, task_id=task_id, version=self.version, authentication=authentication
+            config, task_id=task_id, version=V1_0.version, authentication=authentication
         )
 
     def decode_push_create(self, params: Params) -> CreatePushConfig:
@@ -122,7 +100,7 @@ class V1Codec(Codec):
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            # Credentials are write-only: see Codec.encode_push_config.
+            # Credentials are write-only: see codec.Shapes.encode_push_config.
             document["authentication"] = {"scheme": config.authentication.scheme}
         return document
 
@@ -134,18 +112,3 @@ class V1Codec(Codec):
 
     def encode_push_deleted(self) -> JSONObject:
         return {}
-
-    def one_of(self, member: str, document: JSONObject) -> JSONObject:
-        return {member: document}
-
-    def encode_error(self, error: A2AError) -> JSONObject:
-        document = super().encode_error(error)
-        if error.code.is_a2a:
-            document["data"] = [
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": error.code.name,
-                    "domain": "a2a-protocol.org",
-                }
-            ]
-        return document

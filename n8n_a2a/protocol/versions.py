@@ -1,4 +1,5 @@
-"""Protocol version negotiation (A2A spec §3.6): which codec answers a request."""
+"""The codecs of the versions served, and negotiation (A2A spec §3.6): which one answers a
+request."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ import re
 
 from .codec import Codec
 from .errors import A2AError, ErrorCode
-from .v03 import V03Codec
-from .v1 import V1Codec
+from .facts import V0_3, V1_0
+from .v03 import V03Shapes
+from .v1 import V1Shapes
 
-V1 = V1Codec()
-V03 = V03Codec()
-SUPPORTED = {codec.version: codec for codec in (V1, V03)}
+V1 = Codec(V1_0, V1Shapes())
+V03 = Codec(V0_3, V03Shapes())
+SUPPORTED = {codec.facts.version: codec for codec in (V1, V03)}
+#: Every method of every version served: a metric's label is one of these, or "other".
+METHODS = frozenset(name for codec in SUPPORTED.values() for name in codec.facts.methods)
 
 # major[.minor[.patch]] in ASCII digits, a few of them: str.isdigit() and int() also take
 # "¹" or "٣", and int() refuses more than 4,300 digits.

@@ -267,7 +267,7 @@ class Deliverer:
         """What the receiver gets for this event; None when there is nothing new to send."""
         codec = codec_for(route.config.version)
         document: JSONObject
-        if not codec.pushes_whole_task:
+        if not codec.facts.pushes_whole_task:
             document = codec.encode_stream_event(event)
         else:
             try:
@@ -318,7 +318,7 @@ class Deliverer:
 
 def _headers(config: PushConfig) -> dict[str, str]:
     """The config's own headers: never the caller's token, never X-Subject-Token."""
-    headers = {"Content-Type": codec_for(config.version).push_content_type}
+    headers = {"Content-Type": codec_for(config.version).facts.push_content_type}
     if config.token is not None:
         headers[TOKEN_HEADER] = config.token
     authorization = config.authentication.header if config.authentication else None

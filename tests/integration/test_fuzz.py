@@ -117,7 +117,7 @@ ids = mostly(
 
 # Requests.
 
-METHODS = sorted({*V1.methods, *V03.methods})
+METHODS = sorted({*V1.facts.methods, *V03.facts.methods})
 # Sends and ListTasks most often: they are what keeps and shows what callers sent.
 methods = mostly(
     st.sampled_from(["SendMessage", "message/send", "ListTasks"]) | st.sampled_from(METHODS),
@@ -287,7 +287,7 @@ def probes(draw: st.DrawFn) -> Probe:
 
 
 def _natural_version(method: Any) -> str | None:
-    return "1.0" if isinstance(method, str) and method in V1.methods else None
+    return "1.0" if isinstance(method, str) and method in V1.facts.methods else None
 
 
 # The oracle: what the answer to a probe must be, decided without the adapter's code.

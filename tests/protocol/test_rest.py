@@ -48,11 +48,11 @@ def test_every_route_names_a_v1_method(
 ) -> None:
     matched, found = rest.route(http_method, path)
     assert (matched.method, found) == (method, ids)
-    assert method in V1.methods
+    assert method in V1.facts.methods
 
 
 def test_every_v1_method_has_a_route() -> None:
-    assert {route.method for route in rest.ROUTES} == set(V1.methods)
+    assert {route.method for route in rest.ROUTES} == set(V1.facts.methods)
 
 
 @pytest.mark.parametrize(
