@@ -23,7 +23,9 @@ The schedule: a POST that gets no answer, or one that asks to come back (408, 42
 5xx), is made again after a backoff with jitter, up to `RetrySchedule.max_attempts`
 attempts; any other answer ends that update's delivery and the next one goes. A v1.0
 receiver gets each event as a StreamResponse; a v0.3 one the Task as it stands when the
-POST is made, and no update its last Task already showed.
+POST is made, and no update its last Task already showed. Chunks of a streamed answer
+go at most one per CHUNK_INTERVAL: those heard meanwhile wait in the queue, merged into
+one appended text; the task's end follows the last chunk at once.
 """
 
 from __future__ import annotations
