@@ -35,7 +35,7 @@ from ..protocol.model import (
 from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
 from ..streams import DEFAULT_BUFFER, TaskStream
-from .calls import Calls, Drained, Workflow
+from .calls import CallRunner, Drained, Workflow
 from .intake import InlinePush, Intake
 from .reports import Reports
 from .tasks import Tasks
@@ -72,7 +72,7 @@ class Executor:
         self._tasks = Tasks(store, events, clock, max_stored_text)
         self._reports = Reports(metrics or Metrics())
         self._intake = Intake(self._tasks, push)
-        self._calls = Calls(
+        self._calls = CallRunner(
             nursery,
             self._tasks,
             events,

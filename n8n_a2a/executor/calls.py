@@ -1,6 +1,6 @@
 """The call runner: each turn's webhook call, from admission to its recorded verdict.
 
-A capacity limiter bounds the calls in flight; sends past it wait in order, up to a
+Slots (slots.py) bound the calls in flight; sends past them wait in line, up to a
 bound past which they are refused. Each call runs under its own cancel scope in the
 server's nursery, which outlives the request that asked for it: a client that hangs up
 cancels its request handler, not the call, and the task still reaches its end. A cut
@@ -38,6 +38,7 @@ from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
 from ..webhook.client import WebhookRequest
 from ..webhook.stream import Relay
 from .reports import Reports
+from .slots import CallSlots, Slot
 from .tasks import Tasks
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
@@ -67,7 +68,6 @@ class _Call:
 
     request: WebhookRequest
     caller: Caller
-    holds_slot: bool
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     ended: trio.Event = field(default_factory=trio.Event)
     hearing: ExitStack = field(default_factory=ExitStack)  # its task's events, to cut it
@@ -80,7 +80,7 @@ class _Call:
     over: bool = False
 
 
-class Calls:
+class CallRunner:
     """The webhook calls this process runs, one per task at most."""
 
     def __init__(
@@ -104,9 +104,7 @@ class Calls:
         self._workflow = workflow
         self._reports = reports
         self._skill_id = skill_id
-        self._slots = trio.CapacityLimiter(max_concurrent_calls)
-        self._max_queued = max_queued_calls
-        self._queued = 0
+        self._slots = CallSlots(max_concurrent_calls, max_queued_calls)
         self._calls: dict[str, _Call] = {}
         self._accepting = True
         self._input_required = input_required
@@ -121,12 +119,12 @@ class Calls:
     @property
     def in_flight(self) -> int:
         """Webhook calls under way now."""
-        return int(self._slots.borrowed_tokens)
+        return self._slots.in_use
 
     @property
     def queued(self) -> int:
         """Sends waiting for a free slot."""
-        return self._queued
+        return self._slots.waiting
 
     @property
     def running(self) -> tuple[str, ...]:
@@ -143,10 +141,10 @@ class Calls:
             raise A2AError(
                 ErrorCode.SERVER_BUSY, "The adapter is shutting down; send the message again"
             )
-        if self._slots.available_tokens == 0 and self._queued >= self._max_queued:
+        if self._slots.full:
             raise A2AError(
                 ErrorCode.SERVER_BUSY,
-                f"Server busy: {self.in_flight} webhook calls are running and {self._queued} "
+                f"Server busy: {self.in_flight} webhook calls are running and {self.queued} "
                 "are waiting (ADAPTER_MAX_CONCURRENT_CALLS, ADAPTER_MAX_QUEUED_CALLS); "
                 "retry later",
             )
@@ -168,68 +166,72 @@ class Calls:
                 parts=message.parts,
             ),
             caller,
-            holds_slot=self._slots.available_tokens > 0,
         )
         self._calls[task.id] = call
         # From now on a cut of the task, made anywhere, reaches the call.
         call.hearing.enter_context(self._events.subscribe(task.id, self._cut_if_ended))
-        if call.holds_slot:
-            # Take the slot now, so a non-blocking send already answers `working`.
-            self._slots.acquire_on_behalf_of_nowait(call)
+        slot = self._slots.claim(call)
+        if not slot.waited:
+            # The slot is taken now, so a non-blocking send already answers `working`.
             try:
                 task = await self._tasks.start(task.id, task) or task
                 call.task = task
             except BaseException:
                 # The store failed: no call starts, the task's lease will end it.
-                self._slots.release_on_behalf_of(call)
+                slot.give_back()
                 self._forget(call)
                 raise
-        else:
-            self._queued += 1
-        self._nursery.start_soon(self._run, call, name=f"webhook call of task {task.id}")
+        self._nursery.start_soon(self._run, call, slot, name=f"webhook call of task {task.id}")
         return task
 
-    async def _run(self, call: _Call) -> None:
-        task_id = call.request.task_id
-        verdict: Verdict | None = None
+    async def _run(self, call: _Call, slot: Slot) -> None:
+        """The call's own task: the workflow called in the call's slot, its verdict
+        recorded, its turn's end reported, whatever happens."""
         ended: Task | None = None
         try:
-            with call.scope:
-                if not call.holds_slot:
-                    try:
-                        await self._slots.acquire_on_behalf_of(call)
-                    finally:
-                        self._queued -= 1
-                try:
-                    # A task cut while it waited for its slot stays cut: the move loses.
-                    if not call.holds_slot:
-                        call.task = await self._tasks.start(task_id)
-                    if call.task is not None:
-                        verdict = await self._call_workflow(call)
-                finally:
-                    self._slots.release_on_behalf_of(call)
+            verdict = await self._call_in_slot(call, slot)
             call.over = True
             if verdict is not None:
                 ended = await self._record(call, verdict)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
-            logger.exception("the call of task %s failed", task_id)
-            try:
-                ended = await self._tasks.end(task_id, ADAPTER_FAILED)
-            except Exception:
-                logger.exception("task %s could not be ended", task_id)
+            logger.exception("the call of task %s failed", call.request.task_id)
+            ended = await self._fail(call.request.task_id)
         finally:
             self._forget(call)
-            try:
-                # The task as this turn left it (a later turn may have moved it since), or
-                # as the cut that ended it did.
-                self._reports.turn_ended(
-                    ended or await self._tasks.get(task_id),
-                    webhook_status=call.webhook_status,
-                    webhook_seconds=call.seconds,
-                )
-            except StoreUnavailable:
-                logger.warning("task %s: its end could not be read back", task_id)
+            await self._report_end(call, ended)
+
+    async def _call_in_slot(self, call: _Call, slot: Slot) -> Verdict | None:
+        """The workflow's verdict, under the call's cancel scope and in its slot (waited
+        for, when the send found none free); None when the task was cut first."""
+        with call.scope:
+            async with slot:
+                # A task cut while it waited for its slot stays cut: the move loses.
+                if slot.waited:
+                    call.task = await self._tasks.start(call.request.task_id)
+                if call.task is not None:
+                    return await self._call_workflow(call)
+        return None
+
+    async def _fail(self, task_id: str) -> Task | None:
+        try:
+            return await self._tasks.end(task_id, ADAPTER_FAILED)
+        except Exception:
+            logger.exception("task %s could not be ended", task_id)
+            return None
+
+    async def _report_end(self, call: _Call, ended: Task | None) -> None:
+        task_id = call.request.task_id
+        try:
+            # The task as this turn left it (a later turn may have moved it since), or as
+            # the cut that ended it did.
+            self._reports.turn_ended(
+                ended or await self._tasks.get(task_id),
+                webhook_status=call.webhook_status,
+                webhook_seconds=call.seconds,
+            )
+        except StoreUnavailable:
+            logger.warning("task %s: its end could not be read back", task_id)
 
     def _forget(self, call: _Call) -> None:
         # A question recorded, the task's next turn may have its own call already.

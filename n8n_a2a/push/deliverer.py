@@ -1,21 +1,13 @@
 """Delivers every update of a task to each of its push configs: in order, at least once,
 never in the task's way.
 
-The deliverer hears every event of each task it delivers for (a TaskEvents listener per
-task, which never blocks; with a shared store, events made on other replicas too). Each
-active config has a route: a bounded queue (queue.py) and one trio task that delivers
-its updates one after the other, retrying with exponential backoff and jitter when the
-receiver does not answer or asks to come back (408, 429, 5xx). A slow or dead receiver
+The deliverer watches the events of each task that has a config to deliver to (a
+TaskEvents listener per task, which never blocks; with a shared store, events made on
+other replicas too). Each config has a route (route.py: what to send, when to retry,
+what to give up, all decided without I/O) and one trio task that does what its route
+says: POST, read the task, wait, and hand back what came of it. A slow or dead receiver
 holds up only its own route. A route ends when its task has ended and the last update
 is delivered, when its config is deleted, or at shutdown, after the drain's grace.
-
-What a receiver gets depends on the version its config was made in: v1.0, each event as
-a StreamResponse (`application/a2a+json`); v0.3, the Task as it stands when the POST is
-made (`application/json`), skipping updates the Task it last got already showed.
-
-Chunks of a streamed answer go to a receiver at most one per CHUNK_INTERVAL: those heard
-meanwhile wait in its queue, merged into one appended text. The task's end follows the
-last chunk at once: chunks hold it back by CHUNK_INTERVAL at most.
 """
 
 from __future__ import annotations
@@ -29,27 +21,41 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 import trio
+from trio.lowlevel import ParkingLot
 
-from ..lifecycle import is_terminal
 from ..metrics import Metrics
-from ..protocol import jsonrpc
 from ..protocol.errors import A2AError
-from ..protocol.model import JSONObject, StatusUpdate, TaskEvent
+from ..protocol.model import TaskEvent
 from ..protocol.push import PushConfig
-from ..protocol.versions import codec_for
 from ..store import TaskEvents, TaskStore
 from . import PushConfigStore
-from .queue import DEFAULT_LIMIT, Pending, UpdateQueue, is_chunk
-from .sender import Answer, Attempt
+from .queue import DEFAULT_LIMIT
+from .route import (
+    BACKOFF_BASE,
+    BACKOFF_CAP,
+    Action,
+    Attempt,
+    Attempted,
+    Broke,
+    Close,
+    Deleted,
+    Event,
+    GraceOver,
+    Heard,
+    Post,
+    Posted,
+    ReadTask,
+    Ready,
+    Report,
+    Result,
+    RetrySchedule,
+    Route,
+    TaskEnded,
+    TaskRead,
+    WaitUntil,
+)
 
 logger = logging.getLogger(__name__)
-
-TOKEN_HEADER = "X-A2A-Notification-Token"
-# Backoff before attempt n+1: half of min(cap, base * 2**(n-1)), plus up to as much again.
-BACKOFF_BASE = 0.5
-BACKOFF_CAP = 30.0
-#: The least time between two chunks of a streamed answer sent to one receiver, seconds.
-CHUNK_INTERVAL = 0.25
 
 
 class Sender(Protocol):
@@ -59,26 +65,22 @@ class Sender(Protocol):
 
 
 @dataclass(eq=False)
-class _Route:
-    """One config's deliveries."""
+class _Running:
+    """A route, and what its trio task needs: its cancel scope, and where it waits for
+    an update while there is nothing to deliver."""
 
-    config: PushConfig
-    queue: UpdateQueue
-    wake: trio.Event = field(default_factory=trio.Event)
+    route: Route
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    #: No update will come any more (the task has ended): end once the queue is empty.
-    closing: bool = False
-    #: The update being delivered now, retries included.
-    busy: Pending | None = None
-    #: v0.3: the version of the task the receiver was last sent.
-    sent_version: int = 0
-    #: When the next chunk may go (trio's clock).
-    next_chunk_at: float = float("-inf")
+    woken: ParkingLot = field(default_factory=ParkingLot)
 
-    @property
-    def left(self) -> int:
-        """Updates not delivered yet."""
-        return len(self.queue) + (self.busy is not None)
+
+@dataclass(eq=False)
+class _Watch:
+    """A task's events, listened to while one of its configs has a route; its routes by
+    config id."""
+
+    listening: ExitStack
+    routes: dict[str, _Running] = field(default_factory=dict)
 
 
 class Deliverer:
@@ -98,84 +100,76 @@ class Deliverer:
         self._sender = sender
         self._tasks = tasks
         self._configs = configs
-        self._max_attempts = max_attempts
+        self._retries = RetrySchedule(max_attempts, backoff_base, backoff_cap)
         self._queue_limit = queue_limit
         self._metrics = metrics or Metrics()
-        self._backoff_base = backoff_base
-        self._backoff_cap = backoff_cap
         self._jitter = jitter or random.Random()
-        self._routes: dict[str, dict[str, _Route]] = {}
-        self._hearing: dict[str, ExitStack] = {}  # a task's events, while it has routes
+        self._watched: dict[str, _Watch] = {}
         self._events: TaskEvents | None = None
         self._nursery: trio.Nursery | None = None
-        self._changed = trio.Event()
+        self._changed = ParkingLot()  # a route's queue or delivery moved on
         self._stopped = trio.Event()
 
     @property
     def queued(self) -> int:
         """Updates waiting to be delivered, or being delivered, over all routes."""
-        return sum(route.left for route in self._all_routes())
+        return sum(running.route.left for running in self._all_routes())
 
     async def run(
         self, events: TaskEvents, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Deliver the events of the tasks followed, until the drain is over. Start it
-        before the first config is followed."""
+        """Deliver the updates of the tasks watched, until the drain is over. Start it
+        before the first config is delivered to."""
         async with trio.open_nursery() as nursery:
             self._nursery, self._events = nursery, events
             try:
                 task_status.started()
                 await self._stopped.wait()
             finally:
-                for hearing in self._hearing.values():
-                    hearing.close()
-                self._hearing.clear()
+                for watch in self._watched.values():
+                    watch.listening.close()
+                self._watched.clear()
             nursery.cancel_scope.cancel()
 
-    def follow(self, config: PushConfig) -> None:
+    def deliver_to(self, config: PushConfig) -> None:
         """Deliver the task's updates from now on to this config, replacing one of its id
         (the same config again, as a caller sends it with each turn, changes nothing)."""
-        assert self._nursery is not None and self._events is not None, "run() comes first"
-        if config.task_id not in self._hearing:
-            hearing = self._hearing[config.task_id] = ExitStack()
-            hearing.enter_context(self._events.subscribe(config.task_id, self.hear))
-        routes = self._routes.setdefault(config.task_id, {})
-        if config.id in routes and routes[config.id].config == config:
+        assert self._nursery is not None, "run() comes first"
+        watch = self._watched.get(config.task_id) or self._watch(config.task_id)
+        replaced = watch.routes.get(config.id)
+        if replaced is not None and replaced.route.config == config:
             return
-        replaced = routes.pop(config.id, None)
+        route = Route(
+            config, retries=self._retries, queue_limit=self._queue_limit, jitter=self._jitter.random
+        )
+        running = watch.routes[config.id] = _Running(route)
         if replaced is not None:
-            self._cancel(replaced)
-        route = _Route(config, UpdateQueue(self._queue_limit))
-        routes[config.id] = route
+            self._tell(replaced, Deleted())
         self._nursery.start_soon(
-            self._deliver_all, route, name=f"push deliveries of task {config.task_id}"
+            self._deliver, running, name=f"push deliveries of task {config.task_id}"
         )
 
-    def unfollow(self, task_id: str, config_id: str) -> None:
+    def stop_delivering_to(self, task_id: str, config_id: str) -> None:
         """The config is deleted: nothing more goes to it, not even what is queued."""
-        route = self._routes.get(task_id, {}).get(config_id)
-        if route is not None:
-            self._forget(route)
-            self._cancel(route)
+        watch = self._watched.get(task_id)
+        running = watch.routes.get(config_id) if watch is not None else None
+        if running is not None:
+            self._tell(running, Deleted())
 
     def task_ended(self, task_id: str) -> None:
-        """The task has ended: its routes end once their queues are empty."""
-        for route in self._routes.get(task_id, {}).values():
-            route.closing = True
-            route.wake.set()
+        """The task has ended: its routes end once their queues are delivered."""
+        watch = self._watched.get(task_id)
+        for running in list(watch.routes.values()) if watch is not None else ():
+            self._tell(running, TaskEnded())
 
-    def hear(self, event: TaskEvent) -> None:
-        """A TaskEvents listener: queue the event for each route of its task. Never blocks."""
-        routes = self._routes.get(event.task_id)
-        if not routes:
+    def on_update(self, event: TaskEvent) -> None:
+        """A TaskEvents listener: queue the update for each route of its task. Never blocks."""
+        watch = self._watched.get(event.task_id)
+        if watch is None:
             return
-        heard_at = trio.current_time()
-        ended = isinstance(event, StatusUpdate) and is_terminal(event.status.state)
-        for route in routes.values():
-            for _ in route.queue.put(Pending(event, heard_at)):
-                self._metrics.push_delivered("coalesced")
-            route.closing = route.closing or ended
-            route.wake.set()
+        heard = Heard(event, trio.current_time())
+        for running in list(watch.routes.values()):
+            self._tell(running, heard)
 
     async def drain(self, grace_seconds: float) -> int:
         """Let the updates under way and queued be delivered within the grace period; log
@@ -183,159 +177,127 @@ class Deliverer:
         with trio.move_on_after(grace_seconds):
             await self.idle()
         undelivered = 0
-        for route in list(self._all_routes()):
-            if route.left:
-                undelivered += route.left
-                self._metrics.push_delivered("undelivered", route.left)
-                _log(
-                    logging.WARNING,
-                    route.config,
-                    "undelivered",
-                    f"{route.left} update(s) not delivered before shutdown",
-                    attempts=None,
-                )
+        for running in list(self._all_routes()):
+            undelivered += running.route.left
+            self._tell(running, GraceOver())
         self._stopped.set()
         return undelivered
 
     async def idle(self) -> None:
         """Until no update is queued or under way."""
         while self.queued:
-            await self._changed.wait()
+            await self._changed.park()
 
-    async def _deliver_all(self, route: _Route) -> None:
-        with route.scope:
-            while True:
-                await self._pace(route)
-                pending = route.queue.take()
-                if pending is None:
-                    if route.closing:
-                        break
-                    route.wake = trio.Event()
-                    await route.wake.wait()
-                    continue
-                route.busy = pending
-                try:
-                    await self._deliver(route, pending)
-                except Exception:
-                    # A bug here must lose one update, not every route of the process.
-                    logger.exception("push to a config of task %s failed", route.config.task_id)
-                    self._metrics.push_delivered("failed")
-                finally:
-                    route.busy = None
-                    self._note_change()
-        if route.scope.cancelled_caught:
+    def _watch(self, task_id: str) -> _Watch:
+        assert self._events is not None, "run() comes first"
+        watch = self._watched[task_id] = _Watch(ExitStack())
+        watch.listening.enter_context(self._events.subscribe(task_id, self.on_update))
+        return watch
+
+    def _tell(self, running: _Running, event: Event) -> None:
+        """An event from outside the route's task: done at once, never awaited."""
+        actions = running.route.handle(event)
+        if any(isinstance(action, Close) for action in actions):
+            self._forget(running)
+            running.scope.cancel()
+        self._do_at_once(running, actions)
+        running.woken.unpark_all()
+
+    async def _deliver(self, running: _Running) -> None:
+        with running.scope:
+            close = await self._drive(running)
+        if running.scope.cancelled_caught:
             return
-        self._forget(route)
-        if not self._routes.get(route.config.task_id):
-            await self._configs.task_ended(route.config.task_id)
+        self._forget(running)
+        task_id = running.route.config.task_id
+        if close.task_over and task_id not in self._watched:
+            await self._configs.task_ended(task_id)
 
-    async def _pace(self, route: _Route) -> None:
-        """Hold a chunk at the head of the queue until its receiver may have one: later
-        chunks merge into it meanwhile."""
-        head = route.queue.peek()
-        if head is not None and is_chunk(head.event):
-            await trio.sleep_until(route.next_chunk_at)
-            route.next_chunk_at = trio.current_time() + CHUNK_INTERVAL
-
-    async def _deliver(self, route: _Route, pending: Pending) -> None:
-        config = route.config
-        body = await self._body(route, pending.event)
-        if body is None:
-            return
-        headers = _headers(config)
-        attempts = 0
+    async def _drive(self, running: _Running) -> Close:
+        """Do what the route says, one thing at a time, until it closes."""
+        event: Event = Ready(trio.current_time())
         while True:
-            attempt = await self._sender.post(config.url, body, headers)
-            if attempt.answer is Answer.BLOCKED:  # never attempted
-                self._end(config, "blocked", attempt, attempts)
-                return
-            attempts += 1
-            self._metrics.push_attempted()
-            if attempt.answer is Answer.DELIVERED:
-                self._metrics.push_latency(trio.current_time() - pending.heard_at)
-                self._end(config, "delivered", attempt, attempts)
-                return
-            if attempt.answer is Answer.REJECTED:
-                self._end(config, "rejected", attempt, attempts)
-                return
-            if attempts >= self._max_attempts:
-                self._end(config, "failed", attempt, attempts)
-                return
-            await trio.sleep(self._backoff(attempts))
-
-    async def _body(self, route: _Route, event: TaskEvent) -> bytes | None:
-        """What the receiver gets for this event; None when there is nothing new to send."""
-        codec = codec_for(route.config.version)
-        document: JSONObject
-        if not codec.facts.pushes_whole_task:
-            document = codec.encode_stream_event(event)
-        else:
             try:
-                task = await self._tasks.get(event.task_id)
-            except A2AError:
-                _log(logging.WARNING, route.config, "gone", "the task is no longer held", None)
-                return None
-            if task.version <= route.sent_version:
-                self._metrics.push_delivered("coalesced")
-                return None
-            route.sent_version = task.version
-            document = codec.encode_task(task)
-        return jsonrpc.dump(document)
+                awaited = self._do_at_once(running, running.route.handle(event))
+                if isinstance(awaited, Close):
+                    return awaited
+                event = await self._await(running, awaited)
+            except Exception:
+                # A bug here must lose one update, not every route of the process.
+                logger.exception("push to a config of task %s failed", running.route.config.task_id)
+                event = Broke(trio.current_time())
 
-    def _backoff(self, attempts: int) -> float:
-        ceiling = min(self._backoff_cap, self._backoff_base * 2.0 ** (attempts - 1))
-        return ceiling / 2 + self._jitter.uniform(0, ceiling / 2)
+    async def _await(self, running: _Running, action: Action | None) -> Event:
+        """Do the one thing of a route's answer that takes time; what came of it."""
+        match action:
+            case Post(url=url, body=body, headers=headers):
+                attempt = await self._sender.post(url, body, dict(headers))
+                return Posted(attempt, trio.current_time())
+            case ReadTask(task_id=task_id):
+                try:
+                    task = await self._tasks.get(task_id)
+                except A2AError:
+                    task = None
+                return TaskRead(task, trio.current_time())
+            case WaitUntil(at=at):
+                await trio.sleep_until(at)
+            case _:  # nothing to deliver: until an update comes, or the task's end
+                await running.woken.park()
+        return Ready(trio.current_time())
 
-    def _end(self, config: PushConfig, result: str, attempt: Attempt, attempts: int) -> None:
-        self._metrics.push_delivered(result)
-        level = logging.DEBUG if result == "delivered" else logging.WARNING
-        _log(level, config, result, attempt.detail, attempts)
+    def _do_at_once(self, running: _Running, actions: list[Action]) -> Action | None:
+        """Count and log what the route says; the one action left to await, if any."""
+        awaited: Action | None = None
+        for action in actions:
+            if isinstance(action, Report):
+                self._report(running.route.config, action)
+            elif isinstance(action, Attempted):
+                self._metrics.push_attempted()
+            else:
+                awaited = action
+        self._changed.unpark_all()
+        return awaited
 
-    def _forget(self, route: _Route) -> None:
-        routes = self._routes.get(route.config.task_id, {})
-        if routes.get(route.config.id) is route:
-            del routes[route.config.id]
-            if not routes:
-                del self._routes[route.config.task_id]
-                hearing = self._hearing.pop(route.config.task_id, None)
-                if hearing is not None:
-                    hearing.close()
+    def _report(self, config: PushConfig, report: Report) -> None:
+        if report.result.counted:
+            self._metrics.push_delivered(report.result.value, report.updates)
+        if report.latency is not None:
+            self._metrics.push_latency(report.latency)
+        if report.logged:
+            level = logging.DEBUG if report.result is Result.DELIVERED else logging.WARNING
+            _log(level, config, report)
 
-    def _cancel(self, route: _Route) -> None:
-        if route.left:
-            self._metrics.push_delivered("canceled", route.left)
-        route.scope.cancel()
-        self._note_change()
+    def _forget(self, running: _Running) -> None:
+        config = running.route.config
+        watch = self._watched.get(config.task_id)
+        if watch is None or watch.routes.get(config.id) is not running:
+            return
+        del watch.routes[config.id]
+        if not watch.routes:
+            del self._watched[config.task_id]
+            watch.listening.close()
 
-    def _note_change(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    def _all_routes(self) -> Iterator[_Route]:
-        for routes in self._routes.values():
-            yield from routes.values()
-
-
-def _headers(config: PushConfig) -> dict[str, str]:
-    """The config's own headers: never the caller's token, never X-Subject-Token."""
-    headers = {"Content-Type": codec_for(config.version).facts.push_content_type}
-    if config.token is not None:
-        headers[TOKEN_HEADER] = config.token
-    authorization = config.authentication.header if config.authentication else None
-    if authorization is not None:
-        headers["Authorization"] = authorization
-    return headers
+    def _all_routes(self) -> Iterator[_Running]:
+        for watch in self._watched.values():
+            yield from watch.routes.values()
 
 
-def _log(level: int, config: PushConfig, result: str, detail: str, attempts: int | None) -> None:
+def _log(level: int, config: PushConfig, report: Report) -> None:
     # The URL's host only: its path and query may hold a secret, as its token does.
     fields = {
         "event": "push",
         "task_id": config.task_id,
         "config_id": config.id,
         "host": urlsplit(config.url).hostname,
-        "result": result,
-        "attempts": attempts,
-        "detail": detail,
+        "result": report.result.value,
+        "attempts": report.attempts,
+        "detail": report.detail,
     }
-    logger.log(level, "push to %s %s: %s", fields["host"], result, detail, extra={"fields": fields})
+    logger.log(
+        level,
+        "push to %s %s: %s",
+        fields["host"],
+        fields["result"],
+        report.detail,
+        extra={"fields": fields},
+    )

@@ -14,13 +14,11 @@ its attempt's deadline waits with it: waiting is a queue, not the receiver's slo
 
 from __future__ import annotations
 
-import enum
 import math
 import ssl
 import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
 
 import httpcore
@@ -33,6 +31,7 @@ from ..protocol.push import AllowList, IPAddress
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups
+from .route import Answer, Attempt
 
 #: Seconds one attempt may take in all: the spec recommends 10 to 30.
 ATTEMPT_TIMEOUT = 10.0
@@ -42,21 +41,6 @@ MAX_CONCURRENT = 64
 MAX_PER_ADDRESS = 4
 # Statuses worth another attempt: the receiver is busy or broken for now.
 _RETRIED = frozenset({408, 429})
-
-
-class Answer(enum.Enum):
-    DELIVERED = "delivered"
-    RETRY = "retry"  # no answer, or one that asks to come back: try again later
-    REJECTED = "rejected"  # the receiver said no (4xx, or a redirect): never again
-    BLOCKED = "blocked"  # the policy refuses where the URL leads: not attempted
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    answer: Answer
-    #: What happened, for the log: a status line or an error. Never a header or the body.
-    detail: str
-    status: int | None = None
 
 
 class _OneConnectionEach(httpx.AsyncBaseTransport):

@@ -1,4 +1,4 @@
-"""The push config methods and inline configs: check a config, store it, follow its task.
+"""The push config methods and inline configs: check a config, store it, deliver to it.
 
 The caller's right to see the task is judged before any of this, where GetTask judges
 it: a task the caller may not see is an unknown task here too.
@@ -94,15 +94,15 @@ class PushNotifications:
         """An inline config, checked already, for a new task that has had no event yet."""
         registered = config.for_task(task.id)
         await self._hold(registered)
-        self._deliverer.follow(registered)
+        self._deliverer.deliver_to(registered)
         return registered
 
     async def create(self, operation: CreatePushConfig, owner: Owner) -> PushConfig:
         config = operation.config
         await self.check(config, owner)
         await self._hold(config)
-        self._deliverer.follow(config)
-        # Look after following, so that an end in between is not missed: on a task that
+        self._deliverer.deliver_to(config)
+        # Look after delivering to it, so that an end in between is not missed: on a task that
         # has ended, the route ends at once and the config stays to be read.
         try:
             ended = is_terminal((await self._tasks.get(config.task_id)).status.state)
@@ -131,14 +131,14 @@ class PushNotifications:
 
     async def delete(self, operation: DeletePushConfig) -> None:
         """Idempotent: deleting a config that is not there is no error."""
-        self._deliverer.unfollow(operation.task_id, operation.config_id)
+        self._deliverer.stop_delivering_to(operation.task_id, operation.config_id)
         await self._configs.delete(operation.task_id, operation.config_id)
 
     async def adopt(self, task_id: str) -> None:
         """Deliver the task's updates from here on, to every config it has: its replica
         died, and the task's end is made here (leases.Heir)."""
         for config in await self._configs.list(task_id):
-            self._deliverer.follow(config)
+            self._deliverer.deliver_to(config)
 
     def let_go(self, task_id: str) -> None:
         """The adopted task had ended already: its routes end with nothing to deliver."""

@@ -330,6 +330,39 @@ async def test_a_verdict_is_recorded_once_the_store_is_back(
         assert (await executor.get(task.id, Caller())).status.state is TaskState.COMPLETED
 
 
+class OneTaskOutOfReach(MemoryTaskStore):
+    """The memory store, refusing every move of the task named by `down`."""
+
+    down: str | None = None
+
+    async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
+        if task_id == self.down:
+            raise StoreUnavailable("PostgreSQL: connection refused")
+        return await super().move(task_id, version, change)
+
+
+async def test_a_verdict_waiting_for_the_store_holds_no_call_slot(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    store = OneTaskOutOfReach()
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow, store, max_concurrent_calls=1) as executor:
+        first = await executor.send(message("first"), Caller())
+        second = await executor.send(message("second"), Caller())
+        assert (executor.in_flight, executor.queued) == (1, 1)
+        store.down = first.id
+        workflow.release("first")
+        await trio.sleep(1)
+        # The first's verdict waits for the store; its slot went to the second at once.
+        assert executor.running == (first.id, second.id)
+        assert [call.text for call in workflow.calls] == ["first", "second"]
+        assert (executor.in_flight, executor.queued) == (1, 0)
+        store.down = None
+        await trio.sleep(3)
+        assert list(executor.running) == [second.id]
+        assert (await executor.get(first.id, Caller())).status.state is TaskState.COMPLETED
+
+
 async def test_shutdown_cuts_calls_even_when_the_store_is_out_of_reach() -> None:
     store = FlakyStore()
     workflow = ScriptedWorkflow()

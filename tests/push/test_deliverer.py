@@ -23,12 +23,15 @@ from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
 from n8n_a2a.metrics import Metrics
-from n8n_a2a.protocol.model import Artifact, ArtifactUpdate, Part, TaskState
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import Artifact, ArtifactUpdate, Part, Task, TaskState
 from n8n_a2a.protocol.push import AllowList, PushAuthentication, PushConfig
-from n8n_a2a.push.deliverer import CHUNK_INTERVAL, Deliverer, Sender
+from n8n_a2a.push.deliverer import Deliverer, Sender
 from n8n_a2a.push.memory import MemoryPushConfigStore
-from n8n_a2a.push.sender import Answer, PushSender
-from tests.support.push import Board, ScriptedSender
+from n8n_a2a.push.route import CHUNK_INTERVAL, Answer, Attempt
+from n8n_a2a.push.sender import PushSender
+from n8n_a2a.store.memory import MemoryTaskStore
+from tests.support.push import Board, Post, ScriptedSender
 from tests.support.push_receiver import PushReceiver, start_push_receiver
 
 FAST = "http://fast.example/hook"
@@ -97,7 +100,7 @@ async def test_backoff_grows_exponentially_with_jitter(
     sender = ScriptedSender(answers=[Answer.RETRY] * 4)
     async with delivering(sender, board, backoff_base=0.5) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await settle(deliverer)
     times = [post.at for post in sender.posts]
@@ -115,7 +118,7 @@ async def test_the_backoff_is_capped(autojump_clock: trio.testing.MockClock) -> 
     sender = ScriptedSender(answers=[Answer.RETRY] * 9)
     async with delivering(sender, board, max_attempts=10, backoff_cap=4.0) as (deliverer, _, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await settle(deliverer)
     times = [post.at for post in sender.posts]
@@ -129,7 +132,7 @@ async def test_after_the_last_attempt_it_gives_up_and_goes_on_with_the_next_upda
     sender = ScriptedSender(answers=[Answer.RETRY] * 3)
     async with delivering(sender, board, max_attempts=3) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await board.move("t-1", TaskState.COMPLETED, answer="12 pallets")
         await settle(deliverer)
@@ -156,7 +159,7 @@ async def test_a_refusal_ends_that_delivery_at_once(
     sender = ScriptedSender(answers=[answer])
     async with delivering(sender, board) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await board.move("t-1", TaskState.FAILED)
         await settle(deliverer)
@@ -174,7 +177,7 @@ async def test_a_stuck_receiver_keeps_a_bounded_queue_that_ends_with_the_termina
     sender = ScriptedSender(holding={FAST})
     async with delivering(sender, board, queue_limit=4) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         for sequence in range(1, 41):
             state = TaskState.WORKING if sequence % 2 else TaskState.INPUT_REQUIRED
             board.announce("t-1", state, sequence)
@@ -198,8 +201,8 @@ async def test_a_stuck_receiver_holds_up_neither_the_task_nor_another_receiver(
     sender = ScriptedSender(holding={SLOW})
     async with delivering(sender, board) as (deliverer, _, _):
         await board.new("t-1")
-        deliverer.follow(config(SLOW, config_id="slow"))
-        deliverer.follow(config(FAST, config_id="fast"))
+        deliverer.deliver_to(config(SLOW, config_id="slow"))
+        deliverer.deliver_to(config(FAST, config_id="fast"))
         await board.move("t-1", TaskState.WORKING)  # publishing never waits for a receiver
         await board.move("t-1", TaskState.COMPLETED, answer="done")
         await trio.testing.wait_all_tasks_blocked()
@@ -218,7 +221,7 @@ async def test_a_route_ends_with_its_task_and_says_so_to_the_store(
     async with delivering(sender, board) as (deliverer, _, configs):
         await board.new("t-1")
         await configs.put(config(), limit=8)
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         board.announce("t-1", TaskState.WORKING, 1)
         board.announce("t-1", TaskState.INPUT_REQUIRED, 2)  # interrupted, not over
         await settle(deliverer)
@@ -228,7 +231,7 @@ async def test_a_route_ends_with_its_task_and_says_so_to_the_store(
         await settle(deliverer)
         assert configs.ended == ["t-1"]
         await board.new("t-2")
-        deliverer.follow(PushConfig("t-2", "c", FAST))
+        deliverer.deliver_to(PushConfig("t-2", "c", FAST))
         deliverer.task_ended("t-2")  # a config made once its task had ended: nothing to send
         await settle(deliverer)
         assert configs.ended == ["t-1", "t-2"]
@@ -240,11 +243,11 @@ async def test_a_deleted_config_gets_nothing_more(autojump_clock: trio.testing.M
     sender = ScriptedSender(holding={FAST})
     async with delivering(sender, board) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await board.move("t-1", TaskState.COMPLETED, answer="done")
         await trio.testing.wait_all_tasks_blocked()
-        deliverer.unfollow("t-1", "c-1")
+        deliverer.stop_delivering_to("t-1", "c-1")
         sender.release()
         await settle(deliverer)
     assert len(sender.posts) == 1
@@ -259,8 +262,8 @@ async def test_a_config_made_again_replaces_the_old_one(
     sender = ScriptedSender()
     async with delivering(sender, board) as (deliverer, _, _):
         await board.new("t-1")
-        deliverer.follow(config(SLOW))
-        deliverer.follow(config(FAST))
+        deliverer.deliver_to(config(SLOW))
+        deliverer.deliver_to(config(FAST))
         await board.move("t-1", TaskState.WORKING)
         await settle(deliverer)
     assert [post.url for post in sender.posts] == [FAST]
@@ -273,11 +276,11 @@ async def test_the_same_config_again_keeps_what_is_queued(
     sender = ScriptedSender(holding={FAST})
     async with delivering(sender, board) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         board.announce("t-1", TaskState.WORKING, 1)
         await trio.testing.wait_all_tasks_blocked()
         board.announce("t-1", TaskState.INPUT_REQUIRED, 2)
-        deliverer.follow(config())  # the next turn's send carries it again
+        deliverer.deliver_to(config())  # the next turn's send carries it again
         sender.release()
         await settle(deliverer)
     assert states(sender) == [
@@ -294,8 +297,8 @@ async def test_the_drain_waits_for_what_can_finish_and_logs_the_rest(
     sender = ScriptedSender(answers=[Answer.RETRY], holding={SLOW})
     async with delivering(sender, board) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config(SLOW, config_id="slow"))
-        deliverer.follow(config(FAST, config_id="fast", token="secret-token"))
+        deliverer.deliver_to(config(SLOW, config_id="slow"))
+        deliverer.deliver_to(config(FAST, config_id="fast", token="secret-token"))
         await board.move("t-1", TaskState.WORKING)
         await board.move("t-1", TaskState.FAILED)
         started = trio.current_time()
@@ -316,7 +319,7 @@ async def test_a_v03_receiver_gets_the_task_as_it_stands_and_no_update_twice(
     sender = ScriptedSender(holding={FAST})
     async with delivering(sender, board) as (deliverer, metrics, _):
         await board.new("t-1")
-        deliverer.follow(config(version="0.3"))
+        deliverer.deliver_to(config(version="0.3"))
         await board.move("t-1", TaskState.WORKING)
         await trio.testing.wait_all_tasks_blocked()
         await board.move("t-1", TaskState.COMPLETED, answer="done")  # two events
@@ -327,6 +330,63 @@ async def test_a_v03_receiver_gets_the_task_as_it_stands_and_no_update_twice(
     assert [task["status"]["state"] for task in tasks] == ["working", "completed"]
     assert tasks[1]["artifacts"][0]["parts"] == [{"kind": "text", "text": "done"}]
     assert delivered(metrics, "coalesced") == 1  # the completed update: the task showed it
+
+
+class BrokenOnce(ScriptedSender):
+    """Raises on its first POST, as a bug in the sender would; answers the rest."""
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
+        if not self.posts:
+            self.posts.append(Post(url, body, headers, trio.current_time()))
+            raise RuntimeError("a bug in the sender")
+        return await super().post(url, body, headers)
+
+
+async def test_a_bug_in_a_delivery_loses_that_update_only(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    board = Board()
+    sender = BrokenOnce()
+    async with delivering(sender, board) as (deliverer, metrics, configs):
+        await board.new("t-1")
+        deliverer.deliver_to(config())
+        await board.move("t-1", TaskState.WORKING)
+        await board.move("t-1", TaskState.COMPLETED, answer="done")
+        await settle(deliverer)
+        assert configs.ended == ["t-1"]  # the route went on to its end
+    assert states(sender) == [
+        "statusUpdate TASK_STATE_WORKING",
+        "artifactUpdate",
+        "statusUpdate TASK_STATE_COMPLETED",
+    ]
+    assert (delivered(metrics, "failed"), delivered(metrics, "delivered")) == (1, 2)
+    [trace] = [r for r in caplog.records if r.exc_info]
+    assert "task t-1" in trace.getMessage()
+
+
+class Forgetful(MemoryTaskStore):
+    """A store that no longer holds any task when asked for one."""
+
+    async def get(self, task_id: str) -> Task:
+        raise A2AError(ErrorCode.TASK_NOT_FOUND, f"Task {task_id} not found")
+
+
+async def test_a_v03_task_the_store_let_go_is_logged_gone_and_not_posted(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    board = Board()
+    sender = ScriptedSender()
+    async with delivering(sender, board) as (deliverer, metrics, configs):
+        await board.new("t-1")
+        deliverer._tasks = Forgetful()
+        deliverer.deliver_to(config(version="0.3"))
+        board.announce("t-1", TaskState.FAILED, 1)
+        await settle(deliverer)
+        assert configs.ended == ["t-1"]
+    assert sender.posts == []
+    gone = [r for r in caplog.records if getattr(r, "fields", {}).get("result") == "gone"]
+    assert [r.levelno for r in gone] == [logging.WARNING]
+    assert counted(metrics, "n8n_a2a_push_deliveries_total", result="gone") == 0
 
 
 # Over the wire, to receivers on 127.0.0.1.
@@ -347,7 +407,7 @@ async def wired(
 async def run_task(board: Board, deliverer: Deliverer, *configs: PushConfig) -> None:
     await board.new("t-1")
     for each in configs:
-        deliverer.follow(each)
+        deliverer.deliver_to(each)
     await board.move("t-1", TaskState.WORKING)
     await board.move("t-1", TaskState.COMPLETED, answer="12 pallets")
 
@@ -476,7 +536,7 @@ async def test_chunks_reach_a_receiver_at_most_one_per_interval_merged_and_the_e
     sender = ScriptedSender()
     async with delivering(sender, board) as (deliverer, _, _):
         await board.new("t-1")
-        deliverer.follow(config())
+        deliverer.deliver_to(config())
         await board.move("t-1", TaskState.WORKING)
         await settle(deliverer)
         for n in range(40):  # a token every 20 ms for 0.8 s

@@ -1,4 +1,4 @@
-"""The push config methods behind the JSON-RPC ones: check, hold, follow, page, forget."""
+"""The push config methods behind the JSON-RPC ones: check, hold, deliver to, page, forget."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from n8n_a2a.protocol.model import (
     TaskStatus,
 )
 from n8n_a2a.protocol.push import IPAddress
-from n8n_a2a.push.sender import Answer, Attempt
+from n8n_a2a.push.route import Answer, Attempt
 from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
