@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import ClassVar
 
-from .errors import A2AError, ErrorCode
+from .errors import A2AError, ErrorCode, quoted
 from .media import TEXT_ONLY, Modes
 from .model import (
     Artifact,
@@ -91,7 +91,7 @@ class Codec(ABC):
         if verb is None:
             raise A2AError(
                 ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method!r} is not an A2A {self.version} method"
+                f"Method not found: {quoted(method)} is not an A2A {self.version} method"
                 f"{self.other_version_hint}",
             )
         reader = Params(params)
@@ -155,7 +155,7 @@ class Codec(ABC):
         if status is not None and status != "TASK_STATE_UNSPECIFIED":
             by_name = {name: state for state, name in self.state_names.items()}
             if status not in by_name:
-                raise A2AError.invalid_params(f"params.status {status!r} is not a task state")
+                raise A2AError.invalid_params(f"params.status {quoted(status)} is not a task state")
             state = by_name[status]
         return ListTasks(
             context_id=params.optional_id("contextId"),

@@ -14,8 +14,9 @@ from typing import Any
 
 from .codec import Codec
 from .errors import A2AError, ErrorCode, quoted_id
-from .jsonrpc import InvalidRequest, dump, load, unwritable
+from .jsonrpc import InvalidRequest, dump, load
 from .model import JSONObject
+from .strict import unwritable
 from .versions import V1, negotiate
 
 #: What the binding answers in (spec §11.1), and the A2A media type it also takes.
