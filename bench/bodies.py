@@ -94,7 +94,12 @@ def values_bound(checkout: Path) -> int | None:
 def run_in(checkout: Path, code: str) -> str:
     environment = {"PYTHONPATH": str(checkout), "PYTHONHASHSEED": "0"}
     return subprocess.run(
-        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        env=environment,
+        cwd=checkout,  # `-c` and `-m` put the working directory first on the path
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
@@ -142,7 +147,11 @@ def serving(name: str, checkout: Path, webhook: str) -> Iterator[tuple[int, int]
     environment["ADAPTER_INPUT_MODES"] = "text/plain,application/json"
     environment["ADAPTER_LOG_LEVEL"] = "WARNING"
     process = subprocess.Popen(
-        pinned("0", command), env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        pinned("0", command),
+        env=environment,
+        cwd=checkout,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         while http_get_status(port, "/.well-known/agent-card.json") != 200:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import A2AError, ErrorCode
 from .model import JSONObject
-from .strict import NotJSON, loads, unwritable, writable
+from .strict import NotJSON, loads, may_hold_surrogates, unwritable, writable
 
 RequestId = str | int | float | None
 
@@ -63,7 +63,7 @@ def parse_request(body: bytes) -> Request:
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, "'params' must be an object", request_id)
-    problem = unwritable(params, "params")
+    problem = unwritable(params, "params", text=may_hold_surrogates(body))
     if problem is not None:
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, problem, request_id)
     return Request(request_id, method, params)

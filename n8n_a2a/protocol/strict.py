@@ -5,10 +5,10 @@ a lone surrogate, none of which can be written back as JSON in UTF-8; and it rea
 count of values nested up to its recursion limit, where a megabyte of `[{},{},...]` is
 350,000 objects. Requests are judged here before anything of them is kept in a task, and
 so are webhook replies, so that no answer (a later ListTasks included) can fail on a value
-it holds. The checks run mostly in C: NaN and Infinity are refused by json.loads'
-parse_constant hook; the rest is a walk level by level, each level a few list
-comprehensions over its values (no Python frame per value), stopped at the first level
-past a bound, so it costs at most MAX_VALUES values' worth.
+it holds. The checks cost little: NaN and Infinity are refused in C by json.loads'
+parse_constant hook; the rest is one lean walk that counts each container's values
+before it looks at them, so that it stops within MAX_VALUES of them, and that looks at
+strings only when the body may hold a lone surrogate at all.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from itertools import chain
 from typing import Any
 
 from .errors import quoted
@@ -58,62 +57,57 @@ def loads(text: bytes | str, *, unique_keys: bool = False) -> Any:
     return json.loads(text, parse_constant=_not_json)
 
 
+def may_hold_surrogates(body: bytes) -> bool:
+    """Whether a body's JSON may hold a lone surrogate: only through a `\\u` escape, or
+    bytes past ASCII (UTF-8 with surrogates as json.loads reads it, or UTF-16 or 32). An
+    ASCII body without one needs no look at its strings."""
+    return not body.isascii() or b"\\u" in body or b"\x00" in body
+
+
 def unwritable(value: Any, root: str, *, text: bool = True) -> str | None:
     """Why `value` cannot be written back as JSON in UTF-8, or holds more than the bounds
     allow, naming where (from `root`); None if it can. `text=False` leaves lone
-    surrogates to the caller (a webhook reply's are repaired, not refused)."""
+    surrogates to the caller: a webhook reply's are repaired, not refused; a request's
+    body that cannot hold one (may_hold_surrogates) needs no look either."""
     if type(value) is not dict and type(value) is not list:
         problem = _scalar_problem(value, text)
         return None if problem is None else f"{root} {problem}"
-    levels: list[list[Any]] = [[value]]
-    count = 1
-    while True:
-        containers = levels[-1]
-        if len(levels) > MAX_DEPTH:
-            where = _path(root, levels[:-1], containers[0])
-            return f"{where} is nested more than {MAX_DEPTH} levels deep"
-        members = list(chain.from_iterable(map(_members, containers)))
-        count += len(members)
-        if count > MAX_VALUES:
-            return f"{root} holds more than {MAX_VALUES:,} JSON values"
-        problem = _level_problem(root, levels, members, text)
-        if problem is not None:
-            return problem
-        below = [m for m in members if type(m) is dict or type(m) is list]
-        if not below:
-            return None
-        levels.append(below)
-
-
-def _members(container: Any) -> Iterable[Any]:
-    return container.values() if type(container) is dict else container
-
-
-def _level_problem(
-    root: str, levels: list[list[Any]], members: list[Any], text: bool
-) -> str | None:
-    """What is wrong with one level's values (and its objects' keys), naming the first."""
-    floats = [m for m in members if type(m) is float]
-    if floats and not math.isfinite(sum(floats)):  # a finite sum may overflow: then look
-        for found in floats:
-            if not math.isfinite(found):
-                return f"{_path(root, levels, found)} {_NOT_FINITE}"
-    if not text:
+    fault = _first_fault(value, text)
+    if fault is None:
         return None
-    strings = [m for m in members if type(m) is str]
-    strings.extend(chain.from_iterable(c for c in levels[-1] if type(c) is dict))
-    return _surrogate_problem(root, levels) if _has_surrogate("".join(strings)) else None
+    problem, where = fault
+    if where is None:
+        return f"{root} {problem}"
+    return f"{_path(root, value, where)} {problem}"
 
 
-def _surrogate_problem(root: str, levels: list[list[Any]]) -> str | None:
-    """The first key or string of the level's containers that holds a lone surrogate."""
-    for container in levels[-1]:
-        for key, item in _items(container):
-            if type(key) is str and _has_surrogate(key):
-                where = _path(root, levels[:-1], container) if len(levels) > 1 else root
-                return f"{where} has a key that is not valid Unicode text ({quoted(key)})"
-            if type(item) is str and _has_surrogate(item):
-                return f"{_path(root, levels, item)} {_LONE_SURROGATE}"
+def _first_fault(document: dict[str, Any] | list[Any], text: bool) -> tuple[str, Any] | None:
+    """The first fault found and the value it is named by (None: the document itself).
+
+    An explicit stack, not recursion, so that the walk cannot fail on what it judges; exact
+    type checks (json.loads makes no subclasses); a container's values counted before
+    they are looked at, so that the walk stops within MAX_VALUES of them."""
+    pending: list[tuple[Any, int]] = [(document, 1)]
+    count = 1
+    while pending:
+        container, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            return f"is nested more than {MAX_DEPTH} levels deep", container
+        items = container.values() if type(container) is dict else container
+        count += len(items)
+        if count > MAX_VALUES:
+            return f"holds more than {MAX_VALUES:,} JSON values", None
+        if text and type(container) is dict and _has_surrogate("".join(container)):
+            key = next(k for k in container if _has_surrogate(k))
+            return f"has a key that is not valid Unicode text ({quoted(key)})", container
+        for item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                pending.append((item, depth + 1))
+            elif kind is float and not math.isfinite(item):  # 1e400 reads as inf
+                return _NOT_FINITE, item
+            elif text and kind is str and _has_surrogate(item):
+                return _LONE_SURROGATE, item
     return None
 
 
@@ -133,13 +127,30 @@ def _items(container: Any) -> Iterable[tuple[Any, Any]]:
     return container.items() if type(container) is dict else enumerate(container)
 
 
-def _path(root: str, levels: list[list[Any]], target: Any) -> str:
-    """Where `target`, a value of a container of `levels[-1]`, sits: found again level by
-    level upwards, only for the value that is refused. Keys are quoted unless they are
-    plain names, and a long path is cut, so that no key can break or swell the error."""
+# Where a value sits: (the parent's trail, key or index), built as the search goes down.
+_Trail = tuple[Any, str | int] | None
+
+
+def _path(root: str, document: Any, target: Any) -> str:
+    """Where `target` (the very object) sits in `document`: searched for only once a value
+    is refused. Keys are quoted unless they are plain names, and a long path is cut, so
+    that no key can break or swell the error."""
+    pending: list[tuple[Any, _Trail]] = [(document, None)]
+    trail: _Trail = None
+    while pending:
+        container, trail = pending.pop()
+        if container is target:
+            break
+        found = next((key for key, item in _items(container) if item is target), None)
+        if found is not None:
+            trail = (trail, found)
+            break
+        for key, item in _items(container):
+            if type(item) is dict or type(item) is list:
+                pending.append((item, (trail, key)))
     steps: list[str] = []
-    for containers in reversed(levels):
-        target, key = next((c, k) for c in containers for k, v in _items(c) if v is target)
+    while trail is not None:
+        trail, key = trail
         steps.append(_step(key))
     path = root + "".join(reversed(steps))
     if len(path) <= MAX_PATH_CHARS:
