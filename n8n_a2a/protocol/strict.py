@@ -25,8 +25,9 @@ from .errors import quoted
 #: 100 too. It keeps every stored value far from the recursion limit of json's encoder.
 MAX_DEPTH = 100
 #: How many JSON values (objects, arrays, strings, numbers, literals) a document may hold.
-#: Each costs up to about 130 bytes once parsed, whatever its size in the body: this keeps
-#: a request's objects near 4 MiB where a megabyte of `[{},...]` made 32 MiB of them.
+#: Each costs up to about 150 bytes once parsed, whatever its size in the body (an object
+#: holding an object, `{"":{}}`, is 7 bytes): this keeps a request's objects under 5 MiB
+#: where a megabyte of such JSON made up to 32 MiB of them (docs/operating.md, Memory).
 MAX_VALUES = 32_768
 #: How long a path to a value may be in an error: caller's keys make it, of any length.
 MAX_PATH_CHARS = 256
@@ -42,11 +43,7 @@ _NOT_FINITE = "is a number beyond the range of JSON numbers"
 
 class NotJSON(ValueError):
     """What json.loads takes and JSON does not have: NaN, Infinity, -Infinity; with
-    `unique_keys`, a key twice in one object (`key` then names it)."""
-
-    def __init__(self, message: str, key: str | None = None) -> None:
-        super().__init__(message)
-        self.key = key
+    `unique_keys`, a key twice in one object."""
 
 
 def loads(text: bytes | str, *, unique_keys: bool = False) -> Any:
@@ -173,7 +170,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     document: dict[str, Any] = {}
     for key, value in pairs:
         if key in document:
-            raise NotJSON(f"the key {quoted(key)} appears twice", key)
+            raise NotJSON(f"the key {quoted(key)} appears twice")
         document[key] = value
     return document
 
