@@ -81,7 +81,7 @@ def bodies(values_bound: int | None, marker: str = "") -> dict[str, bytes]:
     }
     if values_bound is not None:
         # The costliest value kind there is once parsed: an object holding an object.
-        nested = [{"a": {}} for _ in range((values_bound - 40) // 2)]
+        nested: list[object] = [{"a": {}} for _ in range((values_bound - 40) // 2)]
         found["data at the bound"] = send([*text, {"data": nested}])
     return found
 
