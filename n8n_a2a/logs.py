@@ -1,7 +1,10 @@
 """Logging: one JSON object a line for machines, or key=value text for a terminal.
 
 Structured fields travel in `extra={"fields": {...}}`. Nothing here ever sees a
-request's headers: the token cannot reach a log line through this module.
+request's headers: the token cannot reach a log line through this module. A text line
+is one line whatever its message and fields hold: their control characters (a newline
+among them) are escaped, a value with a space or an `=` is quoted, and a traceback's
+lines are indented, so that no value a caller sent can pose as a line of its own.
 """
 
 from __future__ import annotations
@@ -32,14 +35,38 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+_CONTROLS = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _CONTROLS}
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
 class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
 
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return super().formatMessage(record).translate(_ESCAPES)
+
+    def formatException(self, ei: Any) -> str:
+        return "    " + super().formatException(ei).replace("\n", "\n    ")
+
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
-        pairs = " ".join(f"{key}={value}" for key, value in fields_of(record).items())
-        return f"{text} {pairs}" if pairs else text
+        pairs = " ".join(f"{key}={_shown(value)}" for key, value in fields_of(record).items())
+        if not pairs:
+            return text
+        line, newline, rest = text.partition("\n")  # after the line: a traceback, indented
+        return f"{line} {pairs}{newline}{rest}"
+
+
+def _shown(value: object) -> str:
+    """A field's value as one token of the line: quoted (JSON) when it holds a space, an
+    `=` or a quote, so that it cannot pose as another field either."""
+    text = str(value).translate(_ESCAPES)
+    if text and not any(mark in text for mark in ' ="'):
+        return text
+    return json.dumps(text, ensure_ascii=False)
 
 
 def configure_logging(level: str, log_format: str) -> None:

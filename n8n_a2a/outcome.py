@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .protocol import strict
 from .protocol.media import JSON, TEXT, TEXT_ONLY, Modes, media_type
 from .protocol.model import FileContent, Part
 from .text import cut, redact, repair
@@ -199,13 +200,19 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
 
 def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
     try:
-        document = json.loads(reply.body, object_pairs_hook=_refuse_duplicate_keys)
-    except _DuplicateKey as duplicate:
-        return _off_contract(reply, f"the key {duplicate.key!r} appears twice")
+        # A key twice is refused: {"escalate": true, "escalate": false} says two things.
+        document = strict.loads(reply.body, unique_keys=True)
+    except strict.NotJSON as refused:
+        return _off_contract(reply, str(refused))
     except (ValueError, RecursionError):
         return _off_contract(reply, "the reply is not JSON")
     if not isinstance(document, dict):
         return _off_contract(reply, "the reply is not a JSON object")
+    # Held to the bounds a request meets, so that no answer can fail on what a task keeps;
+    # lone surrogates are repaired instead, as in its text (classify).
+    beyond = strict.unwritable(document, "the reply", text=False)
+    if beyond is not None:
+        return _off_contract(reply, beyond)
     keys = set(document)
     if not _REQUIRED <= keys <= allowed.keys:
         return _off_contract(reply, f"its keys are {sorted(document)}")
@@ -374,20 +381,3 @@ def _transport_text(failure: TransportFailure) -> str:
             )
         case _:
             return f"The webhook's reply could not be read: {failure.detail}"
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json.loads keeps the last of two equal keys: {"escalate": true, "escalate": false}
-    # would read as not escalated. A reply that says two things is off contract.
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise _DuplicateKey(key)
-        document[key] = value
-    return document

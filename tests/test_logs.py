@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 import pytest
 
@@ -42,3 +43,29 @@ def test_configure_sets_the_level_and_the_format(log_format: str, formatter: typ
     finally:
         root.handlers[:], _ = saved
         root.setLevel(saved[1])
+
+
+FORGED = "x\n2026-12-01 12:00:00,000 ERROR   n8n_a2a.auth: forged\r\x1b[2J\u2028"
+
+
+def test_no_message_or_field_value_can_split_a_text_line() -> None:
+    made = logging.LogRecord(
+        "n8n_a2a.app.edge", logging.INFO, "x.py", 1, "A2A error: %s", (FORGED,), None
+    )
+    made.fields = {"method": FORGED, "code": -32602, "detail": "a b=c"}
+    line = TextFormatter().format(made)
+    assert len(line.splitlines()) == 1 and "\x1b" not in line and "\u2028" not in line
+    assert "A2A error: x\\n2026-12-01" in line
+    assert 'detail="a b=c"' in line and "code=-32602" in line
+    assert line.count(" method=") == 1
+
+
+def test_a_traceback_stays_under_its_line_indented() -> None:
+    try:
+        raise ValueError(FORGED)
+    except ValueError:
+        made = logging.LogRecord("n8n_a2a", logging.ERROR, "x.py", 1, "failed", (), sys.exc_info())
+    made.fields = {"event": "x"}
+    first, *rest = TextFormatter().format(made).split("\n")
+    assert first.endswith("failed event=x")
+    assert rest and all(line.startswith("    ") for line in rest)

@@ -511,3 +511,56 @@ def test_the_token_is_redacted_from_a_streamed_reply() -> None:
         StreamedReply(200, token, error=f"bad {token}", subject_token=token),
     ):
         assert token not in classify(streamed).text
+
+
+# A reply held to the rules a request meets (issue 28): what it holds can always be written.
+
+_DEEP = "[" * 500 + "1" + "]" * 500  # json.loads reads it; its encoder, deeper down, may not
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ('{"v": NaN}', "NaN is not JSON"),
+        ("[1, Infinity]", "Infinity is not JSON"),
+        ('{"v": -Infinity}', "-Infinity is not JSON"),
+        ('{"v": 1e400}', "the reply.data.v is a number beyond the range of JSON numbers"),
+        ("[0, 1, -1e400]", "the reply.data[2] is a number beyond"),
+        (_DEEP, "is nested more than 100 levels deep"),
+        ("[" + ",".join(["{}"] * 40_000) + "]", "the reply holds more than 32,768 JSON values"),
+    ],
+)
+@pytest.mark.parametrize("streamed", [False, True])
+def test_data_json_cannot_write_back_is_off_contract_with_the_raw_reply(
+    data: str, why: str, streamed: bool
+) -> None:
+    body = '{"answer": "x", "escalate": false, "data": ' + data + "}"
+    if streamed:
+        verdict = classify(StreamedReply(200, body), modes=PARTS)
+    else:
+        verdict = classify(reply(body.encode()), modes=PARTS)
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert why in verdict.text
+    assert body[:100] in verdict.text  # the raw reply, as it came
+    assert verdict.parts == ()
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"answer": "x", "escalate": false, "x": NaN}', "NaN is not JSON"),
+        (b'{"answer": "x", "escalate": 1e999}', "the reply.escalate is a number beyond"),
+    ],
+)
+def test_every_key_of_a_reply_is_held_to_the_same_rules(body: bytes, why: str) -> None:
+    verdict = classify(reply(body))
+    assert verdict.outcome is Outcome.OFF_CONTRACT and why in verdict.text
+
+
+def test_data_at_the_bounds_is_kept() -> None:
+    deep = "[" * 98 + "1" + "]" * 98  # 100 levels with the reply object itself
+    for data in (deep, '{"v": 1.7976931348623157e308, "w": -0.0, "n": 1e-400}'):
+        body = '{"answer": "x", "escalate": false, "data": ' + data + "}"
+        verdict = classify(reply(body.encode()), modes=PARTS)
+        assert verdict.outcome is Outcome.ANSWERED, verdict.text
+        assert verdict.parts == (Part.of_data(json.loads(data)),)

@@ -14,7 +14,7 @@ from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.versions import V1
 from . import rest
 from .edge import Edge, json_response
-from .jsonrpc import error_response, introduction, refuse
+from .jsonrpc import error_response, introduction, read_id, refuse
 from .negotiation import current
 
 logger = logging.getLogger(__name__)
@@ -55,4 +55,5 @@ class ErrorAnswers:
         internal = A2AError(ErrorCode.INTERNAL_ERROR, "Internal error")
         if rest.is_rest_request():
             return rest.refuse(self._edge, internal)
-        return error_response(None, V1, internal)
+        # The request's id when its envelope was read, as every other answer echoes it.
+        return error_response(read_id(), V1, internal)

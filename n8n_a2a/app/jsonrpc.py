@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from quart import Response, request
+from quart import Response, g, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -63,6 +63,7 @@ class JsonRpcEndpoint:
             call = jsonrpc.parse_request(body)
         except jsonrpc.InvalidRequest as error:
             return refuse(edge, error.request_id, codec, _introduced(error, body, edge.settings))
+        g.jsonrpc_id = call.id  # for an answer to what nobody expected (errors.py)
         method = method_label(call.method)
         if negotiation.refused_later is not None:
             return refuse(edge, call.id, codec, negotiation.refused_later, method)
@@ -82,6 +83,12 @@ class JsonRpcEndpoint:
             return refuse(edge, call.id, codec, error, method)
         edge.metrics.request_answered(JSONRPC, method, 0)
         return json_response(jsonrpc.result_response(call.id, result))
+
+
+def read_id() -> jsonrpc.RequestId:
+    """The id of the request being answered, once its envelope was read (None before)."""
+    found: jsonrpc.RequestId = g.get("jsonrpc_id")
+    return found
 
 
 def method_label(method: str) -> str:

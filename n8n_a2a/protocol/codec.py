@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from .errors import A2AError, ErrorCode
+from .errors import A2AError, ErrorCode, quoted
 from .facts import STREAM_VERBS, Verb, VersionFacts
 from .media import TEXT_ONLY, Modes
 from .model import (
@@ -109,7 +109,7 @@ class Codec:
         if verb is None:
             raise A2AError(
                 ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method!r} is not an A2A {self.facts.version} method"
+                f"Method not found: {quoted(method)} is not an A2A {self.facts.version} method"
                 f"{self.facts.other_version_hint}",
             )
         reader = Params(params)
@@ -185,7 +185,7 @@ class Codec:
         if status is not None and status != "TASK_STATE_UNSPECIFIED":
             state = self.facts.state_named(status)
             if state is None:
-                raise A2AError.invalid_params(f"params.status {status!r} is not a task state")
+                raise A2AError.invalid_params(f"params.status {quoted(status)} is not a task state")
         return ListTasks(
             context_id=params.optional_id("contextId"),
             state=state,

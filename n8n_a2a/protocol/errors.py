@@ -60,3 +60,9 @@ def quoted_id(value: str) -> str:
     if len(value) <= _QUOTED_ID_CHARS:
         return value
     return f"{value[: _QUOTED_ID_CHARS - 16]}... ({len(value)} characters)"
+
+
+def quoted(value: str) -> str:
+    """A caller's text as an error quotes it: cut as an id is, then in quotes with every
+    control character escaped (repr), so that it can neither swell nor split a log line."""
+    return repr(quoted_id(value)) if len(value) > _QUOTED_ID_CHARS else repr(value)

@@ -2,30 +2,22 @@
 
 The response id is the request's, type and all: @a2a-js/sdk rejects "1" for 1.
 
-Only strict JSON comes in and goes out. Python's json module reads NaN and Infinity,
-reads 1e400 as infinity and `"\\ud800"` as a lone surrogate, none of which can be
-written back as JSON in UTF-8: such a request is refused here, before anything of it
-is kept in a task, so that no answer (a later ListTasks included) can fail on it.
+Only strict JSON comes in (strict.py judges it) and goes out: an answer that still holds
+what JSON cannot write is written with it replaced, never failed.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import A2AError, ErrorCode
 from .model import JSONObject
+from .strict import NotJSON, loads, may_hold_surrogates, unwritable, writable
 
 RequestId = str | int | float | None
-
-#: How deep params may nest: protobuf's JSON parsers, the SDKs' among them, stop at 100
-#: too. It keeps every stored value far from the recursion limit of json's encoder.
-MAX_DEPTH = 100
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +63,7 @@ def parse_request(body: bytes) -> Request:
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, "'params' must be an object", request_id)
-    problem = unwritable(params, "params")
+    problem = unwritable(params, "params", text=may_hold_surrogates(body))
     if problem is not None:
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, problem, request_id)
     return Request(request_id, method, params)
@@ -80,8 +72,8 @@ def parse_request(body: bytes) -> Request:
 def load(body: bytes) -> Any:
     """A body as strict JSON (any value); InvalidRequest -32700 for anything else."""
     try:
-        return json.loads(body, parse_constant=_not_json)
-    except (UnicodeDecodeError, json.JSONDecodeError, _NotJSON) as error:
+        return loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError, NotJSON) as error:
         raise InvalidRequest(ErrorCode.PARSE_ERROR, f"Parse error: {error}") from None
     except ValueError:
         # The one other refusal of json.loads: an integer past int()'s digit limit.
@@ -102,76 +94,16 @@ def error_response(request_id: RequestId, error: JSONObject) -> bytes:
 
 
 def dump(document: Any) -> bytes:
-    """Strict, compact JSON in UTF-8: what every answer, and every push body, is written as."""
+    """Strict, compact JSON in UTF-8: what every answer, and every push body, is written as.
+
+    Never fails on a value a task can hold: one that JSON cannot write (a non-finite
+    number, a lone surrogate, nesting past the bound), which no check should have let in,
+    is written replaced (strict.writable) rather than failing every answer that holds it."""
+    try:
+        return _encoded(document)
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        return _encoded(writable(document))
+
+
+def _encoded(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-
-
-class _NotJSON(ValueError):
-    """NaN, Infinity or -Infinity, which Python's json reads and JSON does not have."""
-
-
-def _not_json(constant: str) -> Any:
-    raise _NotJSON(f"{constant} is not JSON")
-
-
-# Where a value sits in params: (the parent's trail, key or index), built as the walk goes
-# down and written out only for the value that is refused.
-_Trail = tuple[Any, str | int] | None
-
-
-def unwritable(value: Any, root: str) -> str | None:
-    """Why `value` cannot be written back as JSON in UTF-8, naming where; None if it can.
-
-    An explicit stack, not recursion, so that the walk cannot fail on what it judges; and
-    exact type checks, cheap per value (a request may hold a megabyte of them): json.loads
-    makes no subclasses.
-    """
-    if type(value) is not dict and type(value) is not list:
-        problem = _scalar_problem(value)
-        return None if problem is None else f"{root} {problem}"
-    pending: list[tuple[Any, _Trail, int]] = [(value, None, 1)]
-    while pending:
-        container, trail, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            return f"{_path(root, trail)} is nested more than {MAX_DEPTH} levels deep"
-        items: Any
-        if type(container) is dict:
-            for key in container:
-                if _has_surrogate(key):
-                    where = _path(root, trail)
-                    return f"{where} has a key that is not valid Unicode text ({key[:40]!r})"
-            items = container.items()
-        else:
-            items = enumerate(container)
-        for key, item in items:
-            kind = type(item)
-            if kind is dict or kind is list:
-                pending.append((item, (trail, key), depth + 1))
-            elif kind is str or kind is float:
-                problem = _scalar_problem(item)
-                if problem is not None:
-                    return f"{_path(root, (trail, key))} {problem}"
-    return None
-
-
-def _scalar_problem(value: Any) -> str | None:
-    if type(value) is str and _has_surrogate(value):
-        return (
-            "is not valid Unicode text: it holds a lone surrogate "
-            "(such as \\ud800, or half of an emoji cut in two)"
-        )
-    if type(value) is float and not math.isfinite(value):
-        return "is a number beyond the range of JSON numbers"
-    return None
-
-
-def _has_surrogate(text: str) -> bool:
-    return not text.isascii() and _SURROGATE.search(text) is not None
-
-
-def _path(root: str, trail: _Trail) -> str:
-    steps: list[str] = []
-    while trail is not None:
-        trail, key = trail
-        steps.append(f"[{key}]" if isinstance(key, int) else f".{key}")
-    return root + "".join(reversed(steps))

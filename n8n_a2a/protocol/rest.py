@@ -14,8 +14,9 @@ from typing import Any
 
 from .codec import Codec
 from .errors import A2AError, ErrorCode, quoted_id
-from .jsonrpc import InvalidRequest, dump, load, unwritable
+from .jsonrpc import InvalidRequest, dump, load
 from .model import JSONObject
+from .strict import may_hold_surrogates, unwritable
 from .versions import V1, negotiate
 
 #: What the binding answers in (spec §11.1), and the A2A media type it also takes.
@@ -172,7 +173,7 @@ def _body_params(body: bytes) -> JSONObject:
     document: Any = load(body)
     if not isinstance(document, dict):
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "The request body must be a JSON object")
-    problem = unwritable(document, "body")
+    problem = unwritable(document, "body", text=may_hold_surrogates(body))
     if problem is not None:
         raise A2AError.invalid_params(problem)
     return document

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import Any
 
 import httpx
@@ -182,6 +183,43 @@ async def test_a_long_id_is_neither_echoed_nor_logged_whole(
     assert error["code"] == -32001 and len(error["message"]) < 120
     assert "(1024 characters)" in error["message"]
     assert max(len(record.getMessage()) for record in caplog.records) < 200
+
+
+async def test_an_internal_error_after_the_envelope_echoes_the_request_id(
+    adapter: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*_: object) -> None:
+        raise RuntimeError("nobody expected this")
+
+    monkeypatch.setattr("n8n_a2a.app.jsonrpc.perform", broken)
+    with caplog.at_level(logging.CRITICAL, "n8n_a2a.app.errors"):  # the traceback it logs
+        reply = await rpc(adapter, {**send_v1("hi"), "id": "r-7"}, V1)
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": "r-7",
+        "error": {"code": -32603, "message": "Internal error"},
+    }
+
+
+async def test_a_path_of_caller_keys_is_quoted_and_cut_in_the_answer_and_the_log(
+    adapter: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    forged = "x\n2026-12-01 12:00:00 ERROR   n8n_a2a.auth: forged"
+    metadata: Any = [math.inf]  # refused where it sits: the path names every key above it
+    for key in [forged, *["k" * 9000] * 95]:  # 864 KB of keys, 99 levels with the list
+        metadata = {key: metadata}
+    document = send_v1("hi") | {"id": 8}
+    document["params"]["message"]["metadata"] = metadata
+    raw = json.dumps(document).replace("Infinity", "1e400").encode()
+    reply = await post(adapter, raw, {**V1, "Content-Type": "application/json"})
+    error = reply.json()["error"]
+    assert (reply.json()["id"], error["code"]) == (8, -32602)
+    assert error["message"].startswith("params.message.metadata[")
+    assert "beyond the range of JSON numbers" in error["message"]
+    assert len(error["message"]) < 400
+    logged = [r.getMessage() for r in caplog.records if "beyond the range" in r.getMessage()]
+    assert logged and all(len(m) < 500 and "\n" not in m for m in logged)
 
 
 async def post(

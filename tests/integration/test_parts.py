@@ -294,3 +294,31 @@ async def test_a_reply_file_past_the_stored_limit_is_kept_by_name(
         "filename": "shelf.png",
         "metadata": {"size": len(PNG), "cut": True},
     }
+
+
+#: Replies whose data JSON cannot write back as it came (issue 28): each fails its task.
+POISONED = [
+    '{"answer": "x", "escalate": false, "data": {"v": NaN}}',
+    '{"answer": "x", "escalate": false, "data": {"v": 1e400}}',
+    '{"answer": "x", "escalate": false, "data": ' + "[" * 500 + "1" + "]" * 500 + "}",
+]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("body", POISONED)
+async def test_a_reply_with_data_json_cannot_write_fails_and_every_answer_holds(
+    stub: StubWebhook, start_adapter: AdapterFactory, body: str, streamed: bool
+) -> None:
+    parts = await start_adapter(stub.url, webhook_streaming=streamed, **MODES)
+    text = ("stream-json:" if streamed else "reply:") + body
+    sent = await rpc(parts, send_v1([{"text": text}]) | {"id": "poison-1"}, V1)
+    assert sent["id"] == "poison-1"
+    task = sent["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert "off contract" in json.dumps(task["status"])
+    assert (await get_task(parts, task["id"]))["status"]["state"] == "TASK_STATE_FAILED"
+    listed = await rpc(parts, call("ListTasks", includeArtifacts=True), V1)
+    assert [t["id"] for t in listed["result"]["tasks"]] == [task["id"]]
+    async with open_stream(parts, streaming(send_v1([{"text": text}])), V1) as stream:
+        events = await stream.rest()
+    assert events[-1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"

@@ -7,13 +7,13 @@ import pytest
 
 from n8n_a2a.protocol.errors import ErrorCode
 from n8n_a2a.protocol.jsonrpc import (
-    MAX_DEPTH,
     InvalidRequest,
     RequestId,
     error_response,
     parse_request,
     result_response,
 )
+from n8n_a2a.protocol.strict import MAX_DEPTH
 
 
 def test_a_request_parses() -> None:
@@ -134,7 +134,33 @@ def test_text_beyond_ascii_is_taken() -> None:
     assert request.params == {"ü": ["😀 😀"]}
 
 
+def strict(body: bytes) -> object:
+    """The body read as RFC 8259 JSON: UTF-8 (strict), no NaN or Infinity."""
+    return json.loads(body.decode("utf-8"), parse_constant=pytest.fail)
+
+
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-def test_responses_are_strict_json(value: float) -> None:
-    with pytest.raises(ValueError):
-        result_response(1, {"n": value})
+def test_an_answer_holding_what_json_cannot_write_is_written_with_null(value: float) -> None:
+    # No check lets such a value into a task; were one there, its answers must not fail.
+    assert strict(result_response(1, {"n": [value, 1.5]})) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"n": [None, 1.5]},
+    }
+
+
+def test_an_answer_holding_a_lone_surrogate_is_written_with_u_fffd() -> None:
+    answer = strict(result_response("r", {"\ud800": "a\udfffb"}))
+    assert answer == {"jsonrpc": "2.0", "id": "r", "result": {"\ufffd": "a\ufffdb"}}
+
+
+def test_an_answer_nested_past_the_encoders_reach_is_written_cut() -> None:
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    answer = strict(result_response(2, {"data": deep}))
+    assert isinstance(answer, dict) and answer["id"] == 2
+    depth, value = 0, answer["result"]["data"]
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0]
+    assert value is None and MAX_DEPTH < depth < 2 * MAX_DEPTH

@@ -3,6 +3,7 @@
 The message text picks the reply, so one adapter in front of it reaches every
 outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `silent`,
 `n8n-error`, `not-registered`, `http-503`, `off-contract-json`, `off-contract-text`,
+`reply:B` (the body B as it is, as JSON),
 `redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
 one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`, `echo-parts`
 (the request's `data` and `files` back: `data` as `{"received": [...]}`, `files` as they
@@ -189,6 +190,8 @@ class StubWebhook:
             return 503, "text/plain", b"upstream overloaded", []
         if text == "off-contract-json":
             return 200, json_type, b'{"result":42}', []
+        if verb == "reply":
+            return 200, json_type, argument.encode(), []
         if text == "off-contract-text":
             return 200, "text/html; charset=utf-8", b"sure, whatever you say", []
         if text == "redirect":
