@@ -54,12 +54,12 @@ async def start_verifier() -> AsyncIterator[VerifierFactory]:
 
         async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
             # The local issuer is plain http on loopback: the setting for local tests.
-            given = {"oidc_allow_http": True} | {
+            given = {"oidc_allow_http": True, "oidc_audience": AUDIENCE} | {
                 name: options.pop(name)
-                for name in ("oidc_scopes", "oidc_allow_http")
+                for name in ("oidc_scopes", "oidc_allow_http", "oidc_audience")
                 if name in options
             }
-            settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE, **given)
+            settings = make_settings(oidc_issuer=issuer, **given)
             options = {"clock": Clock(), "retry_seconds": 0.02, **options}
             verifier = OidcVerifier(settings, client, **options)
             background.start_soon(verifier.keep_fresh)
@@ -119,6 +119,28 @@ async def test_a_refreshed_token_keeps_its_owner(
     refreshed = issuer.mint("poller", lifetime=600, jti="two", scope="tasks")
     assert first != refreshed
     assert await verifier.verify(first) == await verifier.verify(refreshed)
+
+
+@pytest.mark.parametrize("audience", ["http://agent.example:8080", "http://agent.example:8080/"])
+async def test_an_audience_at_a_hosts_root_takes_tokens_for_either_spelling(
+    issuer: LocalIssuer, start_verifier: VerifierFactory, audience: str
+) -> None:
+    # A client built on the MCP auth library asks its token for `…:8080/`, whatever the
+    # card says: one resource, however it is written, on either side.
+    verifier = await start_verifier(issuer.issuer, oidc_audience=audience)
+    alice = subject_owner(issuer.issuer, "alice")
+    for aud in (
+        "http://agent.example:8080",
+        "http://agent.example:8080/",
+        ["x", "http://agent.example:8080/"],
+    ):
+        assert await verifier.verify(issuer.mint("alice", aud=aud)) == alice, aud
+    for aud in (
+        "http://agent.example:8080/supply",
+        "http://agent.example:8081/",
+        "http://agent.example",
+    ):
+        assert await refusal(verifier, issuer.mint(aud=aud)) is AuthReason.WRONG_AUDIENCE, aud
 
 
 def hmac_with_the_public_key(issuer: LocalIssuer) -> str:

@@ -139,3 +139,28 @@ async def test_a_call_without_a_token_is_shown_where_to_sign_in(
     assert metadata["authorization_servers"] == [signin.issuer.issuer]
     assert "a2a.call" in metadata["scopes_supported"]
     assert metadata["bearer_methods_supported"] == ["header"]
+
+
+async def test_a_public_url_without_its_last_slash_is_one_resource_with_it(
+    nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, http: httpx.AsyncClient
+) -> None:
+    # As an operator writes it, and as the MCP auth library asks a token for it.
+    port = free_port()
+    written, canonical = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/"
+    issuer = await start_certified_issuer(nursery, resource=canonical, scopes=SCOPES)
+    adapter = await start_adapter(
+        stub.url,
+        port=port,
+        public_url=written,
+        oidc_issuer=issuer.issuer,
+        oidc_audience=written,
+        oidc_scopes=SCOPES,
+        oidc_allow_http=True,
+    )
+    await until_ready(canonical)
+    metadata_url = canonical + ".well-known/oauth-protected-resource"
+    assert (await http.get(metadata_url)).json()["resource"] == canonical
+    card = (await http.get(canonical + ".well-known/agent-card.json", headers=V1)).json()
+    alice = await (await OAuthClient.from_card(http, card)).sign_in("alice")
+    sent = await rpc(http, adapter, send_v1(QUESTION), alice.access)
+    assert sent["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", sent
