@@ -54,7 +54,7 @@ async def start_verifier() -> AsyncIterator[VerifierFactory]:
 
         async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
             # The local issuer is plain http on loopback: the setting for local tests.
-            given = {"oidc_allow_http": True, "oidc_audience": AUDIENCE} | {
+            given: dict[str, Any] = {"oidc_allow_http": True, "oidc_audience": AUDIENCE} | {
                 name: options.pop(name)
                 for name in ("oidc_scopes", "oidc_allow_http", "oidc_audience")
                 if name in options
