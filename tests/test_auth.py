@@ -153,6 +153,13 @@ def hmac_with_the_public_key(issuer: LocalIssuer) -> str:
     return f"{signing_input}.{b64(signature)}"
 
 
+def nested_claims(issuer: LocalIssuer, depth: int) -> str:
+    """Claims with one value nested `depth` arrays deep, under a signature that is none."""
+    payload = json.dumps(claims(issuer)).encode()[:-1] + b', "n": ' + b"[" * depth + b"]" * depth
+    header = json.dumps({"alg": "RS256", "kid": issuer.current.kid}).encode()
+    return f"{b64(header)}.{b64(payload + b'}')}.{b64(b'signature')}"
+
+
 def tampered(issuer: LocalIssuer) -> str:
     header, _, signature = issuer.mint("alice").split(".")
     payload = b64(json.dumps(claims(issuer, sub="admin")).encode())
@@ -206,6 +213,38 @@ BAD_TOKENS: list[tuple[str, Callable[[LocalIssuer], str | None], AuthReason]] = 
         "unknown kid",
         lambda issuer: issuer.mint(headers={"kid": "made-up"}),
         AuthReason.UNKNOWN_KEY,
+    ),
+    ("typ JOSE", lambda issuer: issuer.mint(headers={"typ": "JOSE"}), AuthReason.NOT_ACCESS_TOKEN),
+    ("typ a number", lambda issuer: issuer.mint(headers={"typ": 7}), AuthReason.NOT_ACCESS_TOKEN),
+    (
+        "typ a list",
+        lambda issuer: issuer.mint(headers={"typ": ["JWT"]}),
+        AuthReason.NOT_ACCESS_TOKEN,
+    ),
+    (
+        "typ with a parameter",
+        lambda issuer: issuer.mint(headers={"typ": "at+jwt;x=1"}),
+        AuthReason.NOT_ACCESS_TOKEN,
+    ),
+    (
+        "alg not a string",
+        lambda issuer: unsigned({"alg": ["RS256"]}, claims(issuer)) + ".c2ln",
+        AuthReason.MALFORMED,
+    ),
+    (
+        "claims nested 100,000 deep",
+        lambda issuer: nested_claims(issuer, 100_000),
+        AuthReason.MALFORMED,
+    ),
+    (
+        "claims not an object",
+        lambda issuer: ".".join((b64(b'{"alg": "RS256"}'), b64(b"[1]"), "c2ln")),
+        AuthReason.MALFORMED,
+    ),
+    (
+        "a signed claim of 1 MB past its audience",
+        lambda issuer: issuer.mint(aud="other", blob="x" * 2**20),
+        AuthReason.WRONG_AUDIENCE,
     ),
 ]
 

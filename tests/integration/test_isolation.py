@@ -40,7 +40,7 @@ Attempt = Callable[[str, str, Headers], Awaitable[Answer]]
 
 
 async def jsonrpc(
-    adapter: str, method: str, headers: Headers, version: Headers = V1, **params: Any
+    adapter: str, method: str, headers: Headers, version: Headers = V1, **params: object
 ) -> Answer:
     reply = await rpc(adapter, call(method, **params), {**version, **headers})
     assert "error" in reply, (method, reply)
@@ -69,7 +69,7 @@ ATTEMPTS: dict[str, Attempt] = {
     "SubscribeToTask": lambda a, t, h: jsonrpc(a, "SubscribeToTask", h, id=t),
     "SendMessage to the task": send_to_the_task,
     "CreateTaskPushNotificationConfig": lambda a, t, h: jsonrpc(
-        a, "CreateTaskPushNotificationConfig", h, taskId=t, id="c2", **CONFIG
+        a, "CreateTaskPushNotificationConfig", h, taskId=t, id="c2", url=CONFIG["url"]
     ),
     "GetTaskPushNotificationConfig": lambda a, t, h: jsonrpc(
         a, "GetTaskPushNotificationConfig", h, taskId=t, id="c1"
