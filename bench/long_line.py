@@ -20,9 +20,9 @@ import time
 from functools import partial
 
 import trio
+from webhook_cpu import client_settings
 
 from n8n_a2a.chunks import ChunkReader
-from n8n_a2a.config import Settings
 from n8n_a2a.identity import Caller
 from n8n_a2a.outcome import StreamedReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
@@ -83,17 +83,8 @@ async def driver_seconds(line: bytes) -> tuple[float, float]:
 
         nursery.start_soon(ticker)
         await trio.sleep(0.05)
-        settings = Settings(
-            agent_name="bench",
-            agent_description="bench",
-            skill_id="bench",
-            skill_name="bench",
-            skill_description="bench",
-            webhook_url=f"http://127.0.0.1:{port}/webhook/bench",
-            public_url="http://127.0.0.1:1/",
-            webhook_streaming=True,
-            webhook_timeout=600.0,
-        )
+        url = f"http://127.0.0.1:{port}/webhook/bench"
+        settings = client_settings(url, webhook_streaming=True, webhook_timeout=600.0)
         request = WebhookRequest("long line", "t-1", "c-1", "m-1", "bench")
         start = time.process_time()
         async with WebhookClient(settings) as client:
