@@ -52,10 +52,17 @@ async def read_stream(
         with suppress(trio.WouldBlock):
             woken.send_nowait(None)
 
+    failed: Exception | None = None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_relaying, reader, relay, wakes)
-        await _read(reply, reader, heard)
+        try:
+            await _read(reply, reader, heard)
+        except Exception as error:
+            # Out of the nursery as it came (no exception group), for the client to judge.
+            failed = error
         nursery.cancel_scope.cancel()  # its spacing is no reason to wait
+    if failed is not None:
+        raise failed
     _relay(reader, relay)  # what came since the last relay, before the reply is judged
     return reader.reply(reply.status_code, subject_token)
 
