@@ -38,11 +38,23 @@ async def start_oidc_adapter(
     start_adapter: AdapterFactory, stub: StubWebhook, issuer: str, **overrides: Any
 ) -> str:
     # The local issuer is plain http on loopback: the setting meant for local tests.
-    overrides = {"oidc_allow_http": True, **overrides}
+    overrides = {"oidc_allow_http": True, "webhook_timeout": HELD, **overrides}
     adapter: str = await start_adapter(
         stub.url, oidc_issuer=issuer, oidc_audience=AUDIENCE, **overrides
     )
     return adapter
+
+
+#: The webhook timeout here: a held call must still be running when the checks end,
+#: however slow the machine (with 5 s, a loaded one saw it time out mid-check).
+HELD = 300.0
+
+
+@pytest.fixture
+async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
+    """The default adapter, but for its webhook timeout (HELD)."""
+    url: str = await start_adapter(stub.url, webhook_timeout=HELD)
+    return url
 
 
 @pytest.fixture
