@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -44,8 +45,9 @@ async def _round(client: WebhookClient, calls: int, concurrency: int) -> float:
     return (time.process_time() - start) / calls
 
 
-async def _measure(url: str, calls: int, rounds: int, concurrencies: list[int]) -> None:
-    settings = Settings(
+def client_settings(url: str, **overrides: Any) -> Settings:
+    """Settings for a WebhookClient of the webhook at `url`; no server is made of them."""
+    return Settings(
         agent_name="bench",
         agent_description="bench",
         skill_id="bench",
@@ -54,8 +56,12 @@ async def _measure(url: str, calls: int, rounds: int, concurrencies: list[int]) 
         skill_examples=(),
         webhook_url=url,
         public_url="http://127.0.0.1:1/",
+        **overrides,
     )
-    async with WebhookClient(settings) as client:
+
+
+async def _measure(url: str, calls: int, rounds: int, concurrencies: list[int]) -> None:
+    async with WebhookClient(client_settings(url)) as client:
         for concurrency in concurrencies:
             await _round(client, calls, concurrency)  # warm-up: connections, caches
             samples = [await _round(client, calls, concurrency) for _ in range(rounds)]

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from .config import Settings
 from .identity import AuthFailure, AuthReason, granted_scopes, is_access_token, subject_owner
 from .protocol.card import OAuthFlow
-from .signin import authorization_code_flow
+from .signin import authorization_code_flow, resource_spellings
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,8 @@ class OidcVerifier:
         if issuer is None or audience is None or discovery_url is None:
             raise ValueError("a verifier needs ADAPTER_OIDC_ISSUER and ADAPTER_OIDC_AUDIENCE")
         self.issuer = issuer
-        self.audience = audience
+        # A token for `http://host:8080` is one for `http://host:8080/`: the same resource.
+        self._audiences = list(resource_spellings(audience))
         self.discovery_url = discovery_url
         self.scopes = settings.oidc_scopes
         self._allow_http = settings.oidc_allow_http
@@ -166,7 +167,7 @@ class OidcVerifier:
                 token,
                 key,
                 algorithms=[algorithm],
-                audience=self.audience,
+                audience=self._audiences,
                 issuer=self.issuer,
                 leeway=LEEWAY_SECONDS,
                 options={"require": ["exp", "iss", "aud", "sub"]},

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections import Counter
 
 from .outcome import StreamedReply
 
@@ -38,6 +37,12 @@ MAX_STREAMED_TEXT_BYTES = 1024 * 1024
 MAX_LINE_BYTES = 2 * MAX_STREAMED_TEXT_BYTES + 4096
 #: The most begins open at once: more is no workflow's, and each costs a little memory.
 MAX_OPEN_BEGINS = 1024
+#: The longest nodeId (or other text of a begin's key) taken: n8n's ids are UUIDs.
+MAX_KEY_CHARACTERS = 256
+#: The most lines one reply may have, each a parse of some microseconds: four times the
+#: items of the longest answer a model writes (65,536 tokens, an item each); past it, the
+#: reply is off contract.
+MAX_STREAMED_LINES = 256 * 1024
 # What of the stream as sent is kept to show, should the reply be off contract.
 _RAW_KEPT_BYTES = 8192
 
@@ -49,12 +54,15 @@ class ChunkReader:
     """Gathers a streamed reply's text from its bytes as they arrive; the first thing
     wrong with the stream stops it (`problem`), with what was read kept to show."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_lines: int = MAX_STREAMED_LINES) -> None:
+        self._max_lines = max_lines
         self._pending = bytearray()
         # The text in one buffer, however many items brought it (a token each, maybe).
         self._text = io.StringIO(newline="")
         self._size = 0
-        self._open: Counter[tuple[object, ...]] = Counter()
+        # The begins open, each with how many times it is open: a key goes when it closes.
+        self._open: dict[tuple[object, ...], int] = {}
+        self._lines = 0
         self._raw = bytearray()
         self._culprit = b""  # the line that stopped the stream, to show it
         self._relayed = 0  # characters of the text looked at: relayed, held or blank
@@ -70,20 +78,27 @@ class ChunkReader:
         return bool(self.problem or self.error) or self.truncated
 
     def feed(self, data: bytes) -> None:
-        """Take the next bytes of the stream, as they came."""
+        """Take the next bytes of the stream, as they came.
+
+        Only the new bytes are searched for a line's end, and a line's bound is checked
+        before its bytes are kept: a long line in many small pieces costs what its bytes
+        do, not their square."""
         if self.stopped:
             return
         self._raw += data[: max(0, _RAW_KEPT_BYTES - len(self._raw))]
-        self._pending += data
-        *lines, rest = self._pending.split(b"\n")
-        self._pending = bytearray(rest)
-        for line in lines:
-            self._take(bytes(line))
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            piece = data[start:end]
+            if self._too_long(piece):
+                return
+            line = bytes(self._pending) + piece if self._pending else piece
+            self._pending.clear()
+            self._take(line)
             if self.stopped:
                 return
-        if len(self._pending) > MAX_LINE_BYTES:
-            self.problem = f"a line is longer than {MAX_LINE_BYTES} bytes"
-            self._culprit = bytes(self._pending[:_RAW_KEPT_BYTES])
+            start = end + 1
+        if not self._too_long(data[start:]):
+            self._pending += data[start:]
 
     def relayable(self) -> str:
         """The text gathered since the last call that may be relayed now: none while the
@@ -105,8 +120,7 @@ class ChunkReader:
         """What the stream came to, once it has ended (or stopped)."""
         if not self.stopped and self._pending.strip():
             self._take(bytes(self._pending))  # a last line without its newline
-        # `+` keeps the begins still open: an end without its begin is no harm.
-        if not self.stopped and +self._open:
+        if not self.stopped and self._open:
             self.problem = "it ended without ending what it began (a begin without its end)"
         text = self._text.getvalue()
         return StreamedReply(
@@ -120,7 +134,19 @@ class ChunkReader:
             subject_token=subject_token,
         )
 
+    def _too_long(self, piece: bytes) -> bool:
+        """Whether the line under way, with `piece`, is past its bound (and so the problem)."""
+        if len(self._pending) + len(piece) <= MAX_LINE_BYTES:
+            return False
+        self.problem = f"a line is longer than {MAX_LINE_BYTES} bytes"
+        self._culprit = (bytes(self._pending[:_RAW_KEPT_BYTES]) or piece)[:_RAW_KEPT_BYTES]
+        return True
+
     def _take(self, line: bytes) -> None:
+        self._lines += 1
+        if self._lines > self._max_lines:
+            self.problem = f"it is longer than {self._max_lines} lines"
+            return
         if not line.strip():
             return
         self._judge(line)
@@ -141,19 +167,32 @@ class ChunkReader:
         if kind == "item" and not isinstance(content, str):
             self.problem = "an item chunk's content is not a string"
             return
-        metadata = chunk.get("metadata")
-        key = _key(metadata)
-        if kind == "begin":
-            self._open[key] += 1
-            if len(self._open) > MAX_OPEN_BEGINS:
-                self.problem = f"more than {MAX_OPEN_BEGINS} begins are open at once"
-        elif kind == "end":
-            self._open[key] -= 1
+        if kind in ("begin", "end"):
+            self._pair(kind, chunk.get("metadata"))
         elif kind == "error":
             # n8n writes the error's description, which may be null or missing.
             self.error = content if isinstance(content, str) and content else _NO_DESCRIPTION
         elif kind == "item":
             self._gather(content)
+
+    def _pair(self, kind: str, metadata: object) -> None:
+        """A begin opens its node's run and item, its end closes them (and is forgotten)."""
+        key = _key(metadata)
+        opened = self._open.get(key, 0)
+        if any(isinstance(value, str) and len(value) > MAX_KEY_CHARACTERS for value in key):
+            self.problem = (
+                f"a {kind} chunk names its node in more than {MAX_KEY_CHARACTERS} characters"
+            )
+        elif kind == "begin":
+            self._open[key] = opened + 1
+            if len(self._open) > MAX_OPEN_BEGINS:
+                self.problem = f"more than {MAX_OPEN_BEGINS} begins are open at once"
+        elif not opened:
+            self.problem = f"an end came without its begin (nodeId {_shown(key)})"
+        elif opened == 1:
+            del self._open[key]
+        else:
+            self._open[key] = opened - 1
 
     def _gather(self, content: str) -> None:
         size = len(content.encode("utf-8", errors="surrogatepass"))
@@ -173,3 +212,8 @@ def _key(metadata: object) -> tuple[object, ...]:
         value if isinstance(value, str | int | float | bool | None) else "other"
         for value in (metadata.get(name) for name in ("nodeId", "runIndex", "itemIndex"))
     )
+
+
+def _shown(key: tuple[object, ...]) -> str:
+    """An end's nodeId, as a reason may show it."""
+    return repr(key[0]) if key else "none"

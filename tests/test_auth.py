@@ -54,12 +54,12 @@ async def start_verifier() -> AsyncIterator[VerifierFactory]:
 
         async def start(issuer: str, *, wait: bool = True, **options: Any) -> OidcVerifier:
             # The local issuer is plain http on loopback: the setting for local tests.
-            given = {"oidc_allow_http": True} | {
+            given: dict[str, Any] = {"oidc_allow_http": True, "oidc_audience": AUDIENCE} | {
                 name: options.pop(name)
-                for name in ("oidc_scopes", "oidc_allow_http")
+                for name in ("oidc_scopes", "oidc_allow_http", "oidc_audience")
                 if name in options
             }
-            settings = make_settings(oidc_issuer=issuer, oidc_audience=AUDIENCE, **given)
+            settings = make_settings(oidc_issuer=issuer, **given)
             options = {"clock": Clock(), "retry_seconds": 0.02, **options}
             verifier = OidcVerifier(settings, client, **options)
             background.start_soon(verifier.keep_fresh)
@@ -121,6 +121,28 @@ async def test_a_refreshed_token_keeps_its_owner(
     assert await verifier.verify(first) == await verifier.verify(refreshed)
 
 
+@pytest.mark.parametrize("audience", ["http://agent.example:8080", "http://agent.example:8080/"])
+async def test_an_audience_at_a_hosts_root_takes_tokens_for_either_spelling(
+    issuer: LocalIssuer, start_verifier: VerifierFactory, audience: str
+) -> None:
+    # A client built on the MCP auth library asks its token for `…:8080/`, whatever the
+    # card says: one resource, however it is written, on either side.
+    verifier = await start_verifier(issuer.issuer, oidc_audience=audience)
+    alice = subject_owner(issuer.issuer, "alice")
+    for aud in (
+        "http://agent.example:8080",
+        "http://agent.example:8080/",
+        ["x", "http://agent.example:8080/"],
+    ):
+        assert await verifier.verify(issuer.mint("alice", aud=aud)) == alice, aud
+    for aud in (
+        "http://agent.example:8080/supply",
+        "http://agent.example:8081/",
+        "http://agent.example",
+    ):
+        assert await refusal(verifier, issuer.mint(aud=aud)) is AuthReason.WRONG_AUDIENCE, aud
+
+
 def hmac_with_the_public_key(issuer: LocalIssuer) -> str:
     """The old alg-confusion attack: HS256 with the issuer's public key as the secret."""
     public = issuer.current.private.public_key().public_bytes(
@@ -129,6 +151,13 @@ def hmac_with_the_public_key(issuer: LocalIssuer) -> str:
     signing_input = unsigned({"alg": "HS256", "kid": issuer.current.kid}, claims(issuer))
     signature = hmac.new(public, signing_input.encode(), hashlib.sha256).digest()
     return f"{signing_input}.{b64(signature)}"
+
+
+def nested_claims(issuer: LocalIssuer, depth: int) -> str:
+    """Claims with one value nested `depth` arrays deep, under a signature that is none."""
+    payload = json.dumps(claims(issuer)).encode()[:-1] + b', "n": ' + b"[" * depth + b"]" * depth
+    header = json.dumps({"alg": "RS256", "kid": issuer.current.kid}).encode()
+    return f"{b64(header)}.{b64(payload + b'}')}.{b64(b'signature')}"
 
 
 def tampered(issuer: LocalIssuer) -> str:
@@ -184,6 +213,38 @@ BAD_TOKENS: list[tuple[str, Callable[[LocalIssuer], str | None], AuthReason]] = 
         "unknown kid",
         lambda issuer: issuer.mint(headers={"kid": "made-up"}),
         AuthReason.UNKNOWN_KEY,
+    ),
+    ("typ JOSE", lambda issuer: issuer.mint(headers={"typ": "JOSE"}), AuthReason.NOT_ACCESS_TOKEN),
+    ("typ a number", lambda issuer: issuer.mint(headers={"typ": 7}), AuthReason.NOT_ACCESS_TOKEN),
+    (
+        "typ a list",
+        lambda issuer: issuer.mint(headers={"typ": ["JWT"]}),
+        AuthReason.NOT_ACCESS_TOKEN,
+    ),
+    (
+        "typ with a parameter",
+        lambda issuer: issuer.mint(headers={"typ": "at+jwt;x=1"}),
+        AuthReason.NOT_ACCESS_TOKEN,
+    ),
+    (
+        "alg not a string",
+        lambda issuer: unsigned({"alg": ["RS256"]}, claims(issuer)) + ".c2ln",
+        AuthReason.MALFORMED,
+    ),
+    (
+        "claims nested 100,000 deep",
+        lambda issuer: nested_claims(issuer, 100_000),
+        AuthReason.MALFORMED,
+    ),
+    (
+        "claims not an object",
+        lambda issuer: ".".join((b64(b'{"alg": "RS256"}'), b64(b"[1]"), "c2ln")),
+        AuthReason.MALFORMED,
+    ),
+    (
+        "a signed claim of 1 MB past its audience",
+        lambda issuer: issuer.mint(aud="other", blob="x" * 2**20),
+        AuthReason.WRONG_AUDIENCE,
     ),
 ]
 

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.chunks import MAX_LINE_BYTES, MAX_OPEN_BEGINS, MAX_STREAMED_TEXT_BYTES, ChunkReader
+from n8n_a2a.chunks import (
+    MAX_KEY_CHARACTERS,
+    MAX_LINE_BYTES,
+    MAX_OPEN_BEGINS,
+    MAX_STREAMED_TEXT_BYTES,
+    ChunkReader,
+)
 from n8n_a2a.outcome import StreamedReply
 
 META = {"nodeId": "n1", "nodeName": "AI Agent", "itemIndex": 0, "runIndex": 0}
@@ -41,7 +47,15 @@ KEEPALIVE = b'{"type":"keepalive"}\n'
         ((BEGIN, line("item", "b"), END.rstrip(b"\n")), "b", "", ""),  # no last newline
         ((BEGIN, b"\n", b"  \n", END), "", "", ""),  # blank lines are nothing
         ((BEGIN, line("item", "x")), "x", "a begin without its end", ""),
-        ((line("begin", runIndex=0), line("end", runIndex=1)), "", "a begin without its end", ""),
+        ((BEGIN, BEGIN, END, END), "", "", ""),  # the same node begun twice, ended twice
+        (
+            (line("begin", runIndex=0), line("end", runIndex=1)),
+            "",
+            "end came without its begin",
+            "",
+        ),
+        ((END,), "", "an end came without its begin (nodeId 'n1')", ""),
+        ((BEGIN, END, END), "", "an end came without its begin", ""),
         ((BEGIN, b"<html>\n", END), "", "not JSON", ""),
         ((BEGIN, b"[1]\n", END), "", "type None", ""),
         ((line("surprise"),), "", "type 'surprise'", ""),
@@ -83,6 +97,27 @@ def test_a_line_past_its_bound_is_refused_before_it_ends() -> None:
     reader = ChunkReader()
     reader.feed(b'{"type":"item","content":"' + b"x" * MAX_LINE_BYTES)
     assert reader.stopped and "longer than" in reader.problem
+
+
+def test_a_whole_line_past_its_bound_is_refused_too() -> None:
+    reader = ChunkReader()
+    reader.feed(b'{"type":"keepalive","x":"' + b"x" * MAX_LINE_BYTES + b'"}\n')
+    assert reader.stopped and "longer than" in reader.problem
+    assert len(reader.reply(200, None).raw) <= 8192
+
+
+def test_a_long_line_in_small_pieces_stops_at_the_piece_past_its_bound() -> None:
+    reader = ChunkReader()
+    reader.feed(b'{"type":"item","content":"')
+    piece = b"x" * 1000
+    fed = 26
+    while fed + len(piece) <= MAX_LINE_BYTES:
+        reader.feed(piece)
+        fed += len(piece)
+        assert not reader.stopped
+    reader.feed(piece)
+    assert reader.stopped and "longer than" in reader.problem
+    assert reader.reply(200, None).raw.startswith('{"type":"item","content":"xxx')
 
 
 def test_the_raw_text_kept_is_bounded() -> None:
@@ -144,6 +179,40 @@ def test_open_begins_are_bounded() -> None:
     reader = ChunkReader()
     reader.feed(b"".join(line("begin", nodeId=str(n)) for n in range(MAX_OPEN_BEGINS + 1)))
     assert reader.stopped and f"more than {MAX_OPEN_BEGINS} begins" in reader.problem
+
+
+def test_sequential_begins_and_ends_past_the_open_bound_are_a_long_workflow() -> None:
+    pairs = (line("begin", nodeId=str(n)) + line("end", nodeId=str(n)) for n in range(1100))
+    reply = read(*pairs, line("item", "done"))
+    assert (reply.text, reply.problem) == ("done", "")
+    assert MAX_OPEN_BEGINS < 1100
+
+
+def test_a_stray_end_stops_the_stream_at_once() -> None:
+    reader = ChunkReader()
+    reader.feed(line("end", nodeId="a" * 100))
+    assert reader.stopped and "an end came without its begin" in reader.problem
+    reader.feed(line("end", nodeId="b"))  # nothing more is taken
+    assert "'aaa" in reader.problem
+
+
+@pytest.mark.parametrize("kind", ["begin", "end"])
+def test_a_node_named_past_its_bound_stops_the_stream(kind: str) -> None:
+    assert not read(
+        line("begin", nodeId="n" * MAX_KEY_CHARACTERS), line("end", nodeId="n" * MAX_KEY_CHARACTERS)
+    ).problem
+    reply = read(line(kind, nodeId="n" * (MAX_KEY_CHARACTERS + 1)))
+    assert f"names its node in more than {MAX_KEY_CHARACTERS} characters" in reply.problem
+    assert reply.problem.startswith(f"a {kind} chunk")
+
+
+def test_the_lines_of_a_reply_are_bounded() -> None:
+    within = ChunkReader(max_lines=10)
+    within.feed(BEGIN + KEEPALIVE * 7 + b"\n" + END)
+    assert within.reply(200, None).problem == ""
+    past = ChunkReader(max_lines=10)
+    past.feed(BEGIN + KEEPALIVE * 8 + b"\n" + END)
+    assert past.stopped and past.problem == "it is longer than 10 lines"
 
 
 def test_many_tokens_of_one_character_are_one_text() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -226,6 +227,37 @@ def test_n8n_run_without_a_command_prints_the_commands_and_exits_2(tmp_path: Pat
         ["n8n/run", "stop"],
         ["n8n/run", "--help"],
     ]
+
+
+def broker_port(port: int, tmp_path: Path) -> int:
+    """The port n8n/run's start would give n8n's task broker beside n8n on `port`."""
+    script = f'source {CHECKOUT / "n8n" / "run"} && broker_port "$1"'
+    environ = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    done = run(["-c", script, "broker_port", str(port)], tmp_path, environ)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+def listening() -> socket.socket:
+    """A socket that holds a free port on 127.0.0.1, accepting connections."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    return held
+
+
+def test_n8n_start_gives_the_task_broker_a_free_port_past_a_taken_one(tmp_path: Path) -> None:
+    with listening() as held:
+        taken = held.getsockname()[1]
+        # PORT+1 taken: the broker gets a port that is free, above it (so never PORT).
+        chosen = broker_port(taken - 1, tmp_path)
+        assert chosen > taken
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", chosen))  # free indeed
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    assert broker_port(free - 1, tmp_path) == free  # PORT+1 free: it, as before
 
 
 def test_n8n_install_names_a_missing_compiler_before_it_starts(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from ..identity import AuthFailure
 from ..metrics import Metrics
 from ..protocol.errors import A2AError
 from ..push.service import PushNotifications
-from ..signin import ProtectedResource, bearer_challenge
+from ..signin import ProtectedResource, bearer_challenge, canonical_resource
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
@@ -61,7 +61,10 @@ def protected_resource(settings: Settings) -> ProtectedResource | None:
     if settings.oidc_issuer is None:
         return None
     return ProtectedResource(
-        settings.public_url, settings.oidc_issuer, settings.oidc_scopes, settings.agent_name
+        canonical_resource(settings.public_url),
+        settings.oidc_issuer,
+        settings.oidc_scopes,
+        settings.agent_name,
     )
 
 

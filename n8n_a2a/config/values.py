@@ -13,6 +13,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from ..protocol.media import ANY, MAX_MODES, TEXT, listed, media_type
+from ..signin import canonical_resource
 
 T = TypeVar("T")
 
@@ -93,7 +94,8 @@ def public_url(raw: str) -> str:
     """The URL callers dial: an http(s) URL whose path the endpoint is served at, so no
     query or fragment, and only characters a URI and a header's quoted string carry as
     they are (RFC 3986's unreserved and sub-delims, ':', '@', '/'): no percent-encoding,
-    which the route would not match."""
+    which the route would not match. An empty path is `/`: the card, the resource a
+    token is asked for, and the audience are then spelled alike, however it is written."""
     url = http_url(raw)
     parts = urlsplit(url)
     if parts.query or parts.fragment or "?" in url or "#" in url:
@@ -103,7 +105,13 @@ def public_url(raw: str) -> str:
             "must be letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @ / only "
             "(a host in punycode, no spaces, quotes or percent-encoding)"
         )
-    return url
+    return canonical_resource(url)
+
+
+def oidc_audience(raw: str) -> str:
+    """The `aud` a token must carry: a URL (the public URL, say) in its canonical
+    spelling, an empty path as `/`; a client id as it is."""
+    return canonical_resource(raw)
 
 
 def ca_bundle(path: str) -> str:

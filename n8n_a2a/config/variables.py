@@ -233,7 +233,7 @@ VARIABLES: tuple[Variable, ...] = (
         "ADAPTER_OIDC_AUDIENCE",
         "oidc_audience",
         "required with an issuer: the aud a token must carry",
-        read.text,
+        read.oidc_audience,
     ),
     Variable(
         "ADAPTER_OIDC_SCOPES",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from n8n_a2a.app.edge import protected_resource
 from n8n_a2a.config import VARIABLES, ConfigError, Problem, doubts, load_settings
 from n8n_a2a.protocol.media import Modes
 from n8n_a2a.protocol.push import AllowList
@@ -84,6 +85,36 @@ def test_verified_tokens_are_off_by_default_and_on_with_an_issuer_and_audience()
     assert settings.oidc_discovery_url == (
         "https://login.example/realms/a/.well-known/openid-configuration"
     )
+
+
+@pytest.mark.parametrize(
+    "root", ["http://supply.agents.svc:8080", "http://supply.agents.svc:8080/"]
+)
+def test_a_public_url_at_a_hosts_root_is_one_resource_however_written(root: str) -> None:
+    settings = load_settings(
+        {**GOOD, **OIDC, "ADAPTER_PUBLIC_URL": root, "ADAPTER_OIDC_AUDIENCE": root}
+    )
+    canonical = "http://supply.agents.svc:8080/"
+    assert (settings.public_url, settings.oidc_audience, settings.rpc_path) == (
+        canonical,
+        canonical,
+        "/",
+    )
+    resource = protected_resource(settings)
+    assert resource is not None and resource.metadata()["resource"] == canonical
+    assert (
+        resource.metadata_url
+        == "http://supply.agents.svc:8080/.well-known/oauth-protected-resource"
+    )
+
+
+def test_a_path_and_a_client_id_are_kept_as_written() -> None:
+    for path in ("https://agents.example/supply", "https://agents.example/supply/"):
+        settings = load_settings(
+            {**GOOD, **OIDC, "ADAPTER_PUBLIC_URL": path, "ADAPTER_OIDC_AUDIENCE": path}
+        )
+        assert settings.public_url == settings.oidc_audience == path
+    assert load_settings({**GOOD, **OIDC}).oidc_audience == "supply"
 
 
 def test_an_audience_without_an_issuer_is_refused() -> None:

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from tests.e2e.real_n8n import N8n, free_port_pair, run
+from tests.e2e.real_n8n import N8n, run
+from tests.support.adapter import free_port
 from tests.support.openai_stub import OpenAiStub, PortTaken
 
 
@@ -24,7 +25,7 @@ def n8n(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N8n]:
         pytest.skip("N8N_A2A_SKIP_E2E=1: the end-to-end tests against a real n8n are skipped")
     run("install", timeout=1800)  # nothing to do once the cache has it
     datadir = tmp_path_factory.mktemp("n8n")
-    port = free_port_pair()
+    port = free_port()  # its task broker's port n8n/run finds itself
     try:
         yield N8n(run("start", str(datadir), str(port), timeout=300).strip(), port)
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,18 +37,3 @@ def run(*args: str, timeout: float) -> str:
             pytrace=False,
         )
     return done.stdout
-
-
-def free_port_pair() -> int:
-    """A port free on 127.0.0.1 whose successor is free too: n8n's task broker takes port+1."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port: int = probe.getsockname()[1]
-        with socket.socket() as successor:
-            try:
-                successor.bind(("127.0.0.1", port + 1))
-            except (OSError, OverflowError):  # taken, or past 65535
-                continue
-            return port
-    raise RuntimeError("no two free consecutive ports on 127.0.0.1")

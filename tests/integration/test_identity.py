@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import logging
 import uuid
@@ -14,6 +16,7 @@ import httpx
 import pytest
 import trio
 import trustme
+from cryptography.hazmat.primitives import serialization
 
 from n8n_a2a.identity import token_owner
 from n8n_a2a.logs import JsonFormatter
@@ -35,11 +38,23 @@ async def start_oidc_adapter(
     start_adapter: AdapterFactory, stub: StubWebhook, issuer: str, **overrides: Any
 ) -> str:
     # The local issuer is plain http on loopback: the setting meant for local tests.
-    overrides = {"oidc_allow_http": True, **overrides}
+    overrides = {"oidc_allow_http": True, "webhook_timeout": HELD, **overrides}
     adapter: str = await start_adapter(
         stub.url, oidc_issuer=issuer, oidc_audience=AUDIENCE, **overrides
     )
     return adapter
+
+
+#: The webhook timeout here: a held call must still be running when the checks end,
+#: however slow the machine (with 5 s, a loaded one saw it time out mid-check).
+HELD = 300.0
+
+
+@pytest.fixture
+async def adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str:
+    """The default adapter, but for its webhook timeout (HELD)."""
+    url: str = await start_adapter(stub.url, webhook_timeout=HELD)
+    return url
 
 
 @pytest.fixture
@@ -247,7 +262,46 @@ def bad_tokens(issuer: LocalIssuer) -> dict[str, tuple[Headers, str]]:
         "wrong issuer": (bearer(issuer.mint(iss="https://elsewhere.example")), "wrong_issuer"),
         "unknown key": (bearer(issuer.mint(headers={"kid": "made-up"})), "unknown_key"),
         "alg none": (bearer(alg_none), "bad_signature"),
+        "HS256 with the public key as secret": (
+            bearer(hmac_public(issuer, claims)),
+            "bad_signature",
+        ),
+        "typ JOSE": (bearer(issuer.mint(headers={"typ": "JOSE"})), "not_access_token"),
+        "typ a number": (bearer(issuer.mint(headers={"typ": 1})), "not_access_token"),
+        "claims nested 2,000 deep": (bearer(nested(issuer, claims, 2000)), "malformed"),
     }
+
+
+def hmac_public(issuer: LocalIssuer, claims: dict[str, Any]) -> str:
+    """The alg-confusion attack: HS256, the issuer's public key (PEM) as the secret."""
+    public = issuer.current.private.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    signing_input = f"{b64json({'alg': 'HS256', 'kid': issuer.current.kid})}.{b64json(claims)}"
+    signature = hmac.new(public, signing_input.encode(), hashlib.sha256).digest()
+    return f"{signing_input}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+def nested(issuer: LocalIssuer, claims: dict[str, Any], depth: int) -> str:
+    """Claims holding arrays `depth` deep, under a signature that is none."""
+    deep = json.dumps(claims)[:-1] + ', "n": ' + "[" * depth + "]" * depth + "}"
+    header = b64json({"alg": "RS256", "kid": issuer.current.kid})
+    return f"{header}.{base64.urlsafe_b64encode(deep.encode()).rstrip(b'=').decode()}.c2ln"
+
+
+async def test_a_token_past_the_header_bound_is_refused_by_http_alone(
+    oidc_adapter: str, stub: StubWebhook, issuer: LocalIssuer
+) -> None:
+    # Signed, for this agent, but 1 MiB of claims: refused before any verification.
+    huge = issuer.mint("alice", blob="x" * 2**20)
+    async with httpx.AsyncClient() as client:
+        refused = await client.post(oidc_adapter, json=send_v1("x"), headers={**V1, **bearer(huge)})
+        assert refused.status_code in (400, 431), refused.text
+        fine = await client.post(
+            oidc_adapter, json=send_v1("answer:ok"), headers={**V1, **bearer(issuer.mint("bob"))}
+        )
+    assert fine.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(stub.received) == 1 and huge not in refused.text
 
 
 async def test_a_bad_token_is_401_before_any_webhook_call(

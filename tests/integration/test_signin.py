@@ -48,26 +48,40 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
+async def start_signin(
+    nursery: trio.Nursery,
+    stub: StubWebhook,
+    start_adapter: AdapterFactory,
+    http: httpx.AsyncClient,
+    *,
+    slash: str = "/",
+) -> SignIn:
+    """The adapter at `http://127.0.0.1:PORT` + `slash` (its public URL and audience), the
+    issuer's resource `http://127.0.0.1:PORT/`, and a client registered from the card."""
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/"
+    written = resource.removesuffix("/") + slash
+    issuer = await start_certified_issuer(nursery, resource=resource, scopes=SCOPES)
+    adapter: str = await start_adapter(
+        stub.url,
+        port=port,
+        public_url=written,
+        oidc_issuer=issuer.issuer,
+        oidc_audience=written,
+        oidc_scopes=SCOPES,
+        oidc_allow_http=True,
+    )
+    await until_ready(resource)
+    card = (await http.get(resource + ".well-known/agent-card.json", headers=V1)).json()
+    client = await OAuthClient.from_card(http, card)
+    return SignIn(adapter, issuer, client)
+
+
 @pytest.fixture
 async def signin(
     nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, http: httpx.AsyncClient
 ) -> SignIn:
-    port = free_port()
-    adapter_url = f"http://127.0.0.1:{port}/"
-    issuer = await start_certified_issuer(nursery, resource=adapter_url, scopes=SCOPES)
-    adapter: str = await start_adapter(
-        stub.url,
-        port=port,
-        public_url=adapter_url,
-        oidc_issuer=issuer.issuer,
-        oidc_audience=adapter_url,
-        oidc_scopes=SCOPES,
-        oidc_allow_http=True,
-    )
-    await until_ready(adapter)
-    card = (await http.get(adapter + ".well-known/agent-card.json", headers=V1)).json()
-    client = await OAuthClient.from_card(http, card)
-    return SignIn(adapter, issuer, client)
+    return await start_signin(nursery, stub, start_adapter, http)
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -139,3 +153,17 @@ async def test_a_call_without_a_token_is_shown_where_to_sign_in(
     assert metadata["authorization_servers"] == [signin.issuer.issuer]
     assert "a2a.call" in metadata["scopes_supported"]
     assert metadata["bearer_methods_supported"] == ["header"]
+
+
+async def test_a_public_url_without_its_last_slash_is_one_resource_with_it(
+    nursery: trio.Nursery, stub: StubWebhook, start_adapter: AdapterFactory, http: httpx.AsyncClient
+) -> None:
+    # Written without its `/`, as an operator may; asked for with it, as the MCP auth
+    # library does (and the issuer's resource is so written).
+    signin = await start_signin(nursery, stub, start_adapter, http, slash="")
+    canonical = signin.adapter + "/"
+    metadata_url = canonical + ".well-known/oauth-protected-resource"
+    assert (await http.get(metadata_url)).json()["resource"] == canonical
+    alice = await signin.client.sign_in("alice")
+    sent = await rpc(http, signin.adapter, send_v1(QUESTION), alice.access)
+    assert sent["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", sent

@@ -58,6 +58,21 @@ async def test_the_first_chunk_reaches_the_stream_before_the_workflow_has_finish
     assert "".join(chunk[1] for chunk in chunks[:-1]) == chunks[-1][1]
 
 
+async def test_a_burst_of_tiny_chunks_keeps_its_subscriber_and_reaches_it_whole(
+    start_adapter: AdapterFactory, stub: StubWebhook
+) -> None:
+    # Each item is an HTTP chunk of its own: one event each would fill the stream's buffer.
+    items = 3_000
+    whole = "".join(str(i % 10) for i in range(items))
+    adapter = await start_adapter(stub.url, webhook_streaming=True, webhook_timeout=120)
+    async with open_stream(adapter, streaming(send_v1(f"stream-burst:{items}")), V1) as stream:
+        events = await stream.rest()
+    assert "error" not in events[-1], events[-1]
+    assert kinds_v1(events)[-1] == "statusUpdate TASK_STATE_COMPLETED", events[-1]
+    chunks = [artifact_of(event) for event in events[2:-1]]
+    assert "".join(chunk[1] for chunk in chunks[:-1]) == whole == chunks[-1][1]
+
+
 async def test_a_blocking_send_answers_the_completed_task_with_the_whole_text(
     streamed: str,
 ) -> None:

@@ -13,7 +13,9 @@ whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer
 streamed as n8n 2.41 writes a Webhook node's `streaming` response mode (one JSON chunk a
 line, see n8n_a2a/chunks.py): `stream:N` (N items, a keepalive among them),
 `stream-held:N` (the first item, then held until `release_streams()` or the adapter
-closes the connection, then the rest), `stream-json:J` (one item, the text J),
+closes the connection, then the rest), `stream-burst:N` (N items of one digit each, as
+fast as they can be written), `stream-broken` (an item, then the connection dropped),
+`stream-json:J` (one item, the text J),
 `stream-error` (an item, then a node's error chunk), `stream-unended` (a begin without
 its end), `stream-garbage` (a line that is not JSON), `stream-unknown` (a chunk type n8n
 does not write), `stream-huge` (items past 1 MiB of text);
@@ -130,6 +132,8 @@ class StubWebhook:
             await send({"type": "http.response.body", "body": line, "more_body": True})
             if held and index == 1 and not await self._held_until_released(receive):
                 return
+        if text == "stream-broken":
+            raise _Broken  # hypercorn drops the connection mid-body
         await send({"type": "http.response.body", "body": b""})
         self.streamed += 1
         self._note()
@@ -241,6 +245,10 @@ def _chunk(kind: str, content: str | None = None, *, item: int = 0) -> bytes:
 _KEEPALIVE = b'{"type":"keepalive"}\n'
 
 
+class _Broken(Exception):
+    """Raised mid-reply: the connection is dropped without the chunked body's end."""
+
+
 def _streamed_lines(text: str) -> list[bytes]:
     """The lines of a streamed reply, begin first."""
     verb, _, argument = text.partition(":")
@@ -258,6 +266,10 @@ def _streamed_lines(text: str) -> list[bytes]:
         return [begin, b"<html>502 Bad Gateway</html>\n", end]
     if verb == "stream-unknown":
         return [begin, _chunk("surprise", "?"), end]
+    if verb == "stream-broken":
+        return [begin, _chunk("item", "partial ")]
+    if verb == "stream-burst":
+        return [begin, *(_chunk("item", str(i % 10)) for i in range(int(argument))), end]
     if verb == "stream-huge":
         piece = "x" * (64 * 1024)
         return [begin, *(_chunk("item", piece) for _ in range(17)), end]

@@ -9,6 +9,7 @@ import trio
 from n8n_a2a.identity import Caller
 from n8n_a2a.outcome import HttpReply, Outcome, StreamedReply, TransportFailure, classify
 from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
+from n8n_a2a.webhook.stream import RELAY_SPACING
 from tests.support.adapter import make_settings
 from tests.support.stub_webhook import StubWebhook
 
@@ -52,6 +53,22 @@ async def test_the_first_item_is_relayed_before_the_stream_ends(
     stub.release_streams()
     await done.wait()
     assert "".join(relayed) == "chunk 1 chunk 2 chunk 3 "
+
+
+async def test_a_burst_of_chunks_is_relayed_a_few_times_whole(stub: StubWebhook) -> None:
+    relayed: list[str] = []
+    started = trio.current_time()
+    reply = await call(stub, "stream-burst:2000", relayed, webhook_timeout=120)
+    took = trio.current_time() - started
+    whole = "".join(str(i % 10) for i in range(2000))
+    assert isinstance(reply, StreamedReply) and reply.text == whole == "".join(relayed)
+    # The first at once, then one each RELAY_SPACING at most, and the rest: not one per chunk.
+    assert len(relayed) <= 2 + took / RELAY_SPACING < 2000
+
+
+async def test_a_stream_broken_off_is_a_broken_reply(stub: StubWebhook) -> None:
+    reply = await call(stub, "stream-broken", [])
+    assert isinstance(reply, TransportFailure) and reply.outcome is Outcome.BROKEN_REPLY
 
 
 async def test_json_items_are_held_back_and_judged_as_the_contract(stub: StubWebhook) -> None:
