@@ -90,8 +90,10 @@ def test_both_kustomizations_are_found() -> None:
 TASK_OVERHEAD_BYTES = 2 * 1024  # a task past its two stored texts (18 KiB less 2 x 8 KiB)
 BYTES_PER_CHARACTER = 4  # a stored text's characters take 1 to 4 bytes each
 PUSH_CONFIG_BYTES = 12 * 1024  # a push config with every field at its bound
-REQUEST_COPIES = 4  # a send holds "a few times" ADAPTER_MAX_BODY_BYTES: the body, its
-# decoded text, the webhook's body, and one more for what is built from them
+# A send in flight holds 3.5 x ADAPTER_MAX_BODY_BYTES (the body, its decoded text, the
+# webhook's body) and up to 32,768 JSON values of about 150 bytes each as Python objects.
+REQUEST_BODY_COPIES = 3.5
+REQUEST_VALUES_BYTES = 32_768 * 150
 IDLE_BYTES = 64 * 1024 * 1024  # the process before any call (tests/container measures ~50 MiB)
 
 
@@ -102,8 +104,9 @@ def worst_case_bytes(environment: dict[str, str], tmp_path: Path) -> int:
     s = load_settings({**environment, "ADAPTER_CA_BUNDLE": str(bundle)})
     task = 2 * s.max_stored_text * BYTES_PER_CHARACTER + TASK_OVERHEAD_BYTES
     tasks = s.max_tasks * (task + s.push_max_configs * PUSH_CONFIG_BYTES)
-    calls = (s.max_concurrent_calls + s.max_queued_calls) * REQUEST_COPIES * s.max_body_bytes
-    return IDLE_BYTES + tasks + calls
+    send = REQUEST_BODY_COPIES * s.max_body_bytes + REQUEST_VALUES_BYTES
+    calls = (s.max_concurrent_calls + s.max_queued_calls) * send
+    return int(IDLE_BYTES + tasks + calls)
 
 
 def _mebibytes(quantity: str) -> float:
