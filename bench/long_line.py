@@ -5,7 +5,7 @@ comes as 200,000 pieces of 10 bytes. Prints two figures each run:
 
 - `reader`: the process CPU seconds of chunks.ChunkReader fed the pieces one by one;
 - `driver`: the same line served over HTTP as 200,000 chunks of the chunked encoding by a
-  server in this process, read through WebhookClient (webhook/stream.py): the process
+  server in this process, read through WebhookClient (webhook/streamed_reply.py): the process
   CPU seconds of the read, and the longest the event loop went without running a task
   that wakes every 10 ms (what a `/healthz` meanwhile would wait, at least).
 
@@ -22,9 +22,9 @@ from functools import partial
 import trio
 from webhook_cpu import client_settings
 
-from n8n_a2a.chunks import ChunkReader
-from n8n_a2a.identity import Caller
-from n8n_a2a.outcome import StreamedReply
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.core.chunks import ChunkReader
+from n8n_a2a.core.contract import StreamedReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 
 PIECE = 10

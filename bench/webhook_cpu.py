@@ -20,9 +20,9 @@ from typing import Any
 import trio
 
 import n8n_a2a
+from n8n_a2a.auth.caller import Caller
 from n8n_a2a.config import Settings
-from n8n_a2a.identity import Caller
-from n8n_a2a.outcome import HttpReply
+from n8n_a2a.core.contract import HttpReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 
 BENCH = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ import trio
 from . import __version__
 from .app.card import card_facts, served_card
 from .config import VARIABLES, ConfigError, doubts, load_settings
-from .logs import configure_logging
+from .observability.logs import configure_logging
 from .server import CannotListen, serve
 
 

@@ -16,10 +16,10 @@ from . import __version__
 from .app import create_app
 from .config import Settings
 from .executor import Drained, Executor
+from .executor.reaper import Leases, keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
-from .leases import Leases, keep_leases
-from .metrics import Metrics
+from .observability.metrics import Metrics
 from .protocol.versions import SUPPORTED
 from .push import PushConfigStore
 from .push.deliverer import Deliverer
@@ -33,7 +33,7 @@ from .store.memory import MemoryTaskStore
 from .webhook import WebhookClient
 
 if TYPE_CHECKING:
-    from .auth import OidcVerifier
+    from .auth.verifier import OidcVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | No
         yield None
         return
     # The oidc extra: imported only when an issuer is set, so the base install runs without it.
-    from .auth import open_verifier
+    from .auth.verifier import open_verifier
 
     async with open_verifier(settings) as verifier:
         yield verifier
@@ -137,7 +137,7 @@ def hypercorn_config(settings: Settings) -> Config:
     # more apart. Room for every send the adapter admits (the kernel caps it at somaxconn).
     config.backlog = settings.max_concurrent_calls + settings.max_queued_calls
     # A Logger, not a path: hypercorn then adds no handler of its own, and its lines go
-    # through ours (logs.py), at our level.
+    # through ours (observability/logs.py), at our level.
     config.errorlog = logging.getLogger("hypercorn.error")
     # http/ times idle connections and request reads itself, and ends a connection whose
     # peer left. hypercorn's keep-alive timer (which runs from the end of a response
@@ -152,7 +152,7 @@ def hypercorn_config(settings: Settings) -> Config:
 
 
 @dataclass(frozen=True)
-class _Work:
+class _TaskServices:
     """What serves tasks, once the stores and the webhook client are open."""
 
     executor: Executor
@@ -160,7 +160,7 @@ class _Work:
     push: PushNotifications
 
 
-def _assemble(
+def _open_task_services(
     settings: Settings,
     calls: trio.Nursery,
     stores: _Stores,
@@ -168,7 +168,7 @@ def _assemble(
     push_sender: PushSender,
     lookups: Lookups,
     metrics: Metrics,
-) -> _Work:
+) -> _TaskServices:
     deliverer = Deliverer(
         push_sender,
         stores.tasks,
@@ -203,14 +203,14 @@ def _assemble(
     in_memory = stores.tasks if isinstance(stores.tasks, MemoryTaskStore) else ()
     metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
     metrics.watch_push(lambda: deliverer.queued)
-    return _Work(executor, deliverer, push)
+    return _TaskServices(executor, deliverer, push)
 
 
-class _Lifetime:
+class _Shutdown:
     """From serving to stopped: the stop when told, the drain, the leases kept meanwhile,
     and what the stop line reports."""
 
-    def __init__(self, settings: Settings, work: _Work, trigger: ShutdownTrigger) -> None:
+    def __init__(self, settings: Settings, work: _TaskServices, trigger: ShutdownTrigger) -> None:
         self._settings = settings
         self._work = work
         self._trigger = trigger
@@ -267,8 +267,8 @@ async def serve(
         _stores(settings, metrics) as stores,
         trio.open_nursery() as calls,
     ):
-        work = _assemble(settings, calls, stores, webhook, push_sender, lookups, metrics)
-        lifetime = _Lifetime(settings, work, shutdown_trigger)
+        work = _open_task_services(settings, calls, stores, webhook, push_sender, lookups, metrics)
+        lifetime = _Shutdown(settings, work, shutdown_trigger)
         app = create_app(settings, work.executor, metrics, work.push, verifier, stores.problem)
         # The connection's read deadline bounds a request's body: quart's own 60 s would
         # cut one that ADAPTER_REQUEST_READ_TIMEOUT allows longer.
@@ -314,7 +314,7 @@ def _log_start(settings: Settings, listening: list[str]) -> None:
     logger.info("serving", extra={"fields": fields})
 
 
-def _log_stop(lifetime: _Lifetime) -> None:
+def _log_stop(lifetime: _Shutdown) -> None:
     fields = {
         "event": "stop",
         "reason": lifetime.reason,

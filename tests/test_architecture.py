@@ -20,7 +20,13 @@ PURE = sorted(
     m
     for m in MODULES
     if m.startswith("n8n_a2a.protocol")
-    or m in {"n8n_a2a.lifecycle", "n8n_a2a.outcome", "n8n_a2a.turns", "n8n_a2a.chunks"}
+    or m
+    in {
+        "n8n_a2a.core.lifecycle",
+        "n8n_a2a.core.contract",
+        "n8n_a2a.core.turns",
+        "n8n_a2a.core.chunks",
+    }
 )
 #: What does I/O (or runs it): none of it in the pure core.
 IO = {"trio", "httpx", "httpcore", "quart", "quart_trio", "hypercorn", "psycopg", "socket"}
@@ -81,7 +87,7 @@ def test_the_pure_core_reaches_no_io_and_no_config() -> None:
     ]
     assert not lines, refused(
         lines,
-        "protocol/, lifecycle.py, outcome.py and turns.py import neither "
+        "protocol/, core/lifecycle.py, core/contract.py and core/turns.py import neither "
         + ", ".join(sorted(IO))
         + " nor n8n_a2a.config, nor any module of the package that does",
     )
@@ -93,9 +99,11 @@ def test_no_store_imports_the_workflow_contract() -> None:
         for module in MODULES
         if within(module, "n8n_a2a.store")
         for imported, loaded in package_imports(module)
-        if "n8n_a2a.outcome" in loaded
+        if "n8n_a2a.core.contract" in loaded
     ]
-    assert not lines, refused(lines, "n8n_a2a/store/ never imports n8n_a2a.outcome (no Verdict)")
+    assert not lines, refused(
+        lines, "n8n_a2a/store/ never imports n8n_a2a.core.contract (no Verdict)"
+    )
 
 
 def test_the_app_never_imports_the_webhook() -> None:
@@ -182,27 +190,27 @@ def test_the_rules_read_relative_imports_aliases_and_private_uses() -> None:
     """The rules' own reading, on a source made for it in place of store/memory.py."""
     store = MODULES["n8n_a2a.store.memory"]
     source = (
-        "from ..outcome import Verdict\n"
+        "from ..core.contract import Verdict\n"
         "from . import fanout\n"
         "from .. import webhook as w\n"
-        "import n8n_a2a.text as text\n"
-        "import n8n_a2a.keep\n"
-        "from n8n_a2a.identity import _secret\n"
-        "w._pool, text._cut, n8n_a2a.keep._kept, fanout.clock, Verdict._x\n"
+        "import n8n_a2a.core.sanitising as text\n"
+        "import n8n_a2a.core.retention\n"
+        "from n8n_a2a.auth.caller import _secret\n"
+        "w._pool, text._cut, n8n_a2a.core.retention._kept, fanout.clock, Verdict._x\n"
     )
     seen = [(i.module, i.name, i.bound) for i in imports_of(store, source)]
     assert seen == [
-        ("n8n_a2a.outcome", "Verdict", "Verdict"),
+        ("n8n_a2a.core.contract", "Verdict", "Verdict"),
         ("n8n_a2a.store", "fanout", "fanout"),
         ("n8n_a2a", "webhook", "w"),
-        ("n8n_a2a.text", None, "text"),
-        ("n8n_a2a.keep", None, "n8n_a2a"),
-        ("n8n_a2a.identity", "_secret", "_secret"),
+        ("n8n_a2a.core.sanitising", None, "text"),
+        ("n8n_a2a.core.retention", None, "n8n_a2a"),
+        ("n8n_a2a.auth.caller", "_secret", "_secret"),
     ]
     uses = sorted(line.partition(" ")[2] for line in private_uses(store, source))
     assert uses == [
-        "imports n8n_a2a.identity._secret",
-        "uses n8n_a2a.keep._kept",
-        "uses n8n_a2a.text._cut",
+        "imports n8n_a2a.auth.caller._secret",
+        "uses n8n_a2a.core.retention._kept",
+        "uses n8n_a2a.core.sanitising._cut",
         "uses n8n_a2a.webhook._pool",
     ]

@@ -103,7 +103,7 @@ def test_scripts_test_help_answers_before_installing_anything(tmp_path: Path) ->
     # Every install fails here, and loudly; no python3, pip or npm on this PATH either.
     checkout = fake_checkout_for_scripts_test(tmp_path / "checkout", log, installs=1)
     environ = {"PATH": str(tools(tmp_path / "bin", "dirname", "cat"))}
-    for arguments in (["--help"], ["-h"], ["tests/test_text.py", "-q", "--help"]):
+    for arguments in (["--help"], ["-h"], ["tests/core/test_sanitising.py", "-q", "--help"]):
         done = run(["scripts/test", *arguments], checkout, environ)
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
         lines = done.stdout.splitlines()

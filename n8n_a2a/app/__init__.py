@@ -1,6 +1,6 @@
 """The HTTP edge on quart-trio: one module per route family, composed here.
 
-card.py (the Agent Card), signin.py (RFC 9728's metadata, with an issuer), jsonrpc.py
+card.py (the Agent Card), resource_metadata.py (RFC 9728's metadata, with an issuer), jsonrpc.py
 (the JSON-RPC endpoint) and rest.py (the HTTP+JSON binding), with streams.py for their
 event streams; health.py (health, readiness, metrics), errors.py (what no route
 answers); negotiation.py reads what every request asks for, operations.py does what it
@@ -16,19 +16,19 @@ from quart_trio import QuartTrio
 
 from ..config import Settings
 from ..executor import Executor
-from ..metrics import Metrics
+from ..observability.metrics import Metrics
 from ..push.service import PushNotifications
 from .card import CardRoute
 from .edge import Edge, protected_resource
 from .errors import ErrorAnswers
 from .health import HealthRoutes
 from .jsonrpc import JsonRpcEndpoint
+from .resource_metadata import ProtectedResourceRoute
 from .rest import RestBinding
-from .signin import ProtectedResourceRoute
 from .streams import EventStreams
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth import OidcVerifier
+    from ..auth.verifier import OidcVerifier
 
 
 def create_app(

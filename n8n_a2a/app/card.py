@@ -22,7 +22,7 @@ from ..protocol.model import JSONObject
 from .negotiation import VERSION_HEADER, Lookup, current
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth import OidcVerifier
+    from ..auth.verifier import OidcVerifier
 
 CARD_PATH = "/.well-known/agent-card.json"
 

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 
 from quart import Response
 
+from ..auth.caller import AuthFailure
+from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
 from ..config import Settings
 from ..executor import Executor
-from ..identity import AuthFailure
-from ..metrics import Metrics
+from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..push.service import PushNotifications
-from ..signin import ProtectedResource, bearer_challenge, canonical_resource
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
 HTTP_JSON = "http_json"
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth import OidcVerifier
+    from ..auth.verifier import OidcVerifier
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import trio
 from quart import Response
 from quart_trio import QuartTrio
 
-from ..metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from ..observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .edge import Edge, json_response
 
 READY_CHECK_SECONDS = 2.0

@@ -12,8 +12,8 @@ from quart import Response, g, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from ..auth.caller import AuthFailure
 from ..config import Settings
-from ..identity import AuthFailure
 from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode

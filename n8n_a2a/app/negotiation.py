@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from quart import request
 
-from ..identity import AuthFailure, AuthReason, Caller, Owner, token_owner
+from ..auth.caller import AuthFailure, AuthReason, Caller, Owner, token_owner
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.http import bearer_token, trace_headers
 from ..protocol.versions import negotiate
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth import OidcVerifier
+    from ..auth.verifier import OidcVerifier
 
 VERSION_HEADER = "A2A-Version"
 

@@ -3,7 +3,7 @@ executor's or push's call, and its result in the codec's shapes. Streams go to s
 
 from __future__ import annotations
 
-from ..identity import Caller
+from ..auth.caller import Caller
 from ..protocol.codec import Codec
 from ..protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from ..protocol.push import (

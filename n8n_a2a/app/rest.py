@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from ..identity import AuthFailure
+from ..auth.caller import AuthFailure
 from ..protocol import rest, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode

@@ -14,12 +14,12 @@ from typing import Protocol, TypeGuard
 import trio
 from quart import Response
 
-from ..identity import Caller
+from ..auth.caller import Caller
+from ..executor.subscriptions import StreamQuota, SubscriberTooSlow
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
-from ..streams import StreamQuota, SubscriberTooSlow
 from .edge import JSONRPC, Edge
 
 

@@ -4,7 +4,7 @@ A send's message becomes a task's turn (intake.py), its webhook call runs in the
 server's nursery until its verdict is recorded (calls.py), a task that asked a question
 waits for the next message until ADAPTER_INPUT_TTL (waits.py), and each ended turn is
 reported (reports.py). Every change of a task is recorded one way (tasks.py), as
-turns.py and lifecycle.py decide. This module only ties them to the operations. A
+core/turns.py and core/lifecycle.py decide. This module only ties them to the operations. A
 store out of reach (a database restarting) refuses a send or a get with its
 StoreUnavailable; calls.py says what becomes of a verdict meanwhile.
 """
@@ -17,10 +17,10 @@ from datetime import datetime
 
 import trio
 
-from .. import lifecycle, turns
-from ..identity import Caller
-from ..keep import MAX_STORED_TEXT
-from ..metrics import Metrics
+from ..auth.caller import Caller
+from ..core import lifecycle, turns
+from ..core.retention import MAX_STORED_TEXT
+from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import TEXT_ONLY, Modes
 from ..protocol.model import (
@@ -34,11 +34,11 @@ from ..protocol.model import (
 )
 from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
-from ..streams import DEFAULT_BUFFER, TaskStream
 from .calls import CallRunner, Drained, Workflow
 from .intake import InlinePush, Intake
-from .reports import Reports
-from .tasks import Tasks
+from .recorder import TaskRecorder
+from .reports import TurnReporter
+from .subscriptions import DEFAULT_BUFFER, TaskStream
 from .waits import InputWaits
 
 __all__ = ["Drained", "Executor"]
@@ -69,8 +69,8 @@ class Executor:
     ) -> None:
         self._events = events
         self._stream_buffer = stream_buffer
-        self._tasks = Tasks(store, events, clock, max_stored_text)
-        self._reports = Reports(metrics or Metrics())
+        self._tasks = TaskRecorder(store, events, clock, max_stored_text)
+        self._reports = TurnReporter(metrics or Metrics())
         self._intake = Intake(self._tasks, push)
         self._calls = CallRunner(
             nursery,
@@ -133,7 +133,7 @@ class Executor:
         self._calls.admit()
         # A caller that hangs up must not leave a task made and never started.
         with trio.CancelScope(shield=True):
-            task = await self._intake.take(operation, caller)
+            task = await self._intake.receive(operation, caller)
             if not operation.blocking:
                 started = await self._calls.start(task, operation.message, caller)
                 return started.with_history_length(operation.history_length)
@@ -164,7 +164,7 @@ class Executor:
             return
         self._calls.admit()
         with trio.CancelScope(shield=True):
-            task = await self._intake.take(operation, caller)
+            task = await self._intake.receive(operation, caller)
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
             with trio.CancelScope(shield=True):

@@ -27,19 +27,19 @@ from typing import Protocol
 
 import trio
 
-from .. import lifecycle
-from ..identity import Caller
-from ..outcome import HttpReply, StreamedReply, Verdict, WebhookReply, classify
+from ..auth.caller import Caller
+from ..core import lifecycle
+from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
+from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import StoreUnavailable, TaskEvents
-from ..turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
 from ..webhook.client import WebhookRequest
-from ..webhook.stream import Relay
-from .reports import Reports
+from ..webhook.streamed_reply import Relay
+from .recorder import TaskRecorder
+from .reports import TurnReporter
 from .slots import CallSlots, Slot
-from .tasks import Tasks
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
@@ -86,10 +86,10 @@ class CallRunner:
     def __init__(
         self,
         nursery: trio.Nursery,
-        tasks: Tasks,
+        tasks: TaskRecorder,
         events: TaskEvents,
         workflow: Workflow,
-        reports: Reports,
+        reports: TurnReporter,
         *,
         skill_id: str,
         max_concurrent_calls: int,

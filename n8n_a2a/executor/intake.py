@@ -1,7 +1,7 @@
 """What a send's message becomes: a new task, or the next turn of one waiting for input.
 
 A message naming no task makes a new one. A message naming a task is the caller's
-answer to that task's question (turns.py says which tasks take one), and starts its
+answer to that task's question (core/turns.py says which tasks take one), and starts its
 next turn. The push config a send carries is held before the send's first event, so
 that no event of the turn is missed.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .. import turns
-from ..identity import Caller, Owner
-from ..keep import check_ids
+from ..auth.caller import Caller, Owner
+from ..core import turns
+from ..core.retention import check_ids
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import Message, SendMessage, Task
 from ..protocol.push import PushConfig
-from .tasks import Tasks
+from .recorder import TaskRecorder
 
 
 class InlinePush(Protocol):
@@ -32,11 +32,11 @@ class InlinePush(Protocol):
 class Intake:
     """Takes each send's message into its task, `submitted`."""
 
-    def __init__(self, tasks: Tasks, push: InlinePush | None) -> None:
+    def __init__(self, tasks: TaskRecorder, push: InlinePush | None) -> None:
         self._tasks = tasks
         self._push = push
 
-    async def take(self, operation: SendMessage, caller: Caller) -> Task:
+    async def receive(self, operation: SendMessage, caller: Caller) -> Task:
         """The send's task (see `_submit`), with the push config the send carries held
         before the send's first event: a new task's first, or a next turn's."""
         config = await self._check_push(operation, caller)
@@ -55,7 +55,7 @@ class Intake:
         return await self._submit(message, caller)
 
     async def check(self, operation: SendMessage, caller: Caller) -> None:
-        """Raise now what `take` would raise, changing nothing."""
+        """Raise now what `receive` would raise, changing nothing."""
         await self._check_push(operation, caller)
         message = operation.message
         if message.task_id is not None:

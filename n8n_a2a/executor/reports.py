@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from ..metrics import Metrics
-from ..outcome import Outcome
+from ..core.contract import Outcome
+from ..observability.metrics import Metrics
 from ..protocol.model import Role, Task
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
@@ -13,7 +13,7 @@ from ..protocol.model import Role, Task
 logger = logging.getLogger(__package__)
 
 
-class Reports:
+class TurnReporter:
     """One log line and the counts per ended turn, with its webhook call's or without."""
 
     def __init__(self, metrics: Metrics) -> None:

@@ -12,10 +12,10 @@ import logging
 
 import trio
 
-from .. import lifecycle, turns
+from ..core import lifecycle, turns
 from ..protocol.model import StatusUpdate, TaskEvent
-from .reports import Reports
-from .tasks import Tasks
+from .recorder import TaskRecorder
+from .reports import TurnReporter
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
@@ -26,7 +26,7 @@ class InputWaits:
     """When each task waiting for input stops waiting, and its end once it has waited too
     long."""
 
-    def __init__(self, tasks: Tasks, reports: Reports, input_ttl: float) -> None:
+    def __init__(self, tasks: TaskRecorder, reports: TurnReporter, input_ttl: float) -> None:
         self._tasks = tasks
         self._reports = reports
         self._input_ttl = input_ttl

@@ -27,7 +27,7 @@ class TaskState(enum.Enum):
 # The spec's two kinds of state a task's stream ends in: terminal (the task is done for
 # good) and interrupted (it waits for the caller: more input, or credentials). The wire
 # says so (a status update's `final`), so the one list of them lives here, in protocol/,
-# which imports nothing outside it. Everyone else asks lifecycle.py, which answers every
+# which imports nothing outside it. Everyone else asks core/lifecycle.py, which answers every
 # question about a state from these two and its table.
 TERMINAL_STATES = frozenset(
     {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import trio
 from trio.lowlevel import ParkingLot
 
-from ..metrics import Metrics
+from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.model import TaskEvent
 from ..protocol.push import PushConfig

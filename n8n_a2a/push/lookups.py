@@ -19,7 +19,7 @@ from typing import cast
 
 import trio
 
-from ..identity import Owner
+from ..auth.caller import Owner
 from ..protocol.push import IPAddress, literal_address
 from .limiters import KeyedLimiters
 

@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..lifecycle import is_terminal
+from ..core.lifecycle import is_terminal
 from ..protocol import jsonrpc
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 from ..protocol.push import PushConfig

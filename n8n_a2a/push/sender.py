@@ -26,8 +26,8 @@ import httpx
 import trio
 
 from .. import __version__
-from ..http.errors import httpx_errors
 from ..protocol.push import AllowList, IPAddress
+from ..webhook.httpcore_errors import httpx_errors
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups

@@ -11,8 +11,8 @@ import binascii
 
 import trio
 
-from ..identity import Owner
-from ..lifecycle import is_terminal
+from ..auth.caller import Owner
+from ..core.lifecycle import is_terminal
 from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
 from ..protocol.push import (
@@ -134,13 +134,13 @@ class PushNotifications:
         self._deliverer.stop_delivering_to(operation.task_id, operation.config_id)
         await self._configs.delete(operation.task_id, operation.config_id)
 
-    async def adopt(self, task_id: str) -> None:
+    async def take_over(self, task_id: str) -> None:
         """Deliver the task's updates from here on, to every config it has: its replica
-        died, and the task's end is made here (leases.Heir)."""
+        died, and the task's end is made here (executor.reaper.Takeover)."""
         for config in await self._configs.list(task_id):
             self._deliverer.deliver_to(config)
 
-    def let_go(self, task_id: str) -> None:
+    def stand_down(self, task_id: str) -> None:
         """The adopted task had ended already: its routes end with nothing to deliver."""
         self._deliverer.task_ended(task_id)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from ..lifecycle import check_move, is_terminal
+from ..core.lifecycle import check_move, is_terminal
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import ListTasks, Task, TaskPage, TaskStatus
 from . import MAX_PAGE_BYTES, Change, Moved, change_events

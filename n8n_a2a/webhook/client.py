@@ -21,13 +21,13 @@ import httpx
 import trio
 
 from .. import __version__
+from ..auth.caller import Caller
 from ..config import Settings
-from ..identity import Caller
-from ..outcome import HttpReply, Outcome, TransportFailure, WebhookReply
+from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
+from ..core.sanitising import repair
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
-from ..text import repair
 from .pool import StackPoolTransport
-from .stream import Relay, read_stream
+from .streamed_reply import Relay, read_stream
 
 #: The most of a reply that is read, decoded; a longer one is off contract anyway.
 MAX_REPLY_BYTES = 1024 * 1024

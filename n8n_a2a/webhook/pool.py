@@ -10,7 +10,7 @@ them.
 Only public API on both sides, so that an upgrade cannot change it unseen: the transport
 is an httpx.AsyncBaseTransport, a reply's body an httpx.AsyncByteStream, and the
 connections are httpcore.AsyncHTTPConnection; httpcore's errors are raised as httpx's
-(http/errors.py).
+(webhook/httpcore_errors.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import httpcore
 import httpx
 import trio
 
-from ..http.errors import httpx_errors
+from .httpcore_errors import httpx_errors
 
 #: Seconds an idle connection is kept: httpx's own default.
 KEEPALIVE_EXPIRY = 5.0

@@ -7,7 +7,7 @@ import pytest
 
 from n8n_a2a.app.edge import HTTP_JSON, Edge
 from n8n_a2a.executor import Executor
-from n8n_a2a.metrics import Metrics
+from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.push.service import PushNotifications
 from tests.support.adapter import make_settings

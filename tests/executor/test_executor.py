@@ -9,7 +9,8 @@ import pytest
 import trio
 import trio.testing
 
-from n8n_a2a.identity import Caller
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.executor.subscriptions import SubscriberTooSlow
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     ListTasks,
@@ -20,7 +21,6 @@ from n8n_a2a.protocol.model import (
     SubscribeToTask,
     TaskState,
 )
-from n8n_a2a.streams import SubscriberTooSlow
 from tests.support.executor import (
     ScriptedWorkflow,
     events_of,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from n8n_a2a.identity import Caller, Owner
+from n8n_a2a.auth.caller import Caller, Owner
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.protocol.push import PushConfig

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from n8n_a2a.executor.reports import Reports
-from n8n_a2a.identity import Caller
-from n8n_a2a.metrics import Metrics
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.executor.reports import TurnReporter
+from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskState, TaskStatus
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to
 from tests.support.tasks import MOMENT
@@ -54,7 +54,7 @@ def test_a_turn_with_its_call_reports_the_webhooks_status_and_time(
     caplog.set_level("INFO", logger="n8n_a2a.executor")
     metrics = Metrics()
     task = ended("ANSWERED", TaskState.COMPLETED)
-    Reports(metrics).turn_ended(task, webhook_status=200, webhook_seconds=0.25)
+    TurnReporter(metrics).turn_ended(task, webhook_status=200, webhook_seconds=0.25)
     [record] = caplog.records
     assert (record.levelname, record.getMessage()) == ("INFO", "task completed ANSWERED")
     assert record.name == "n8n_a2a.executor"  # the name the README shows, as it always was
@@ -78,7 +78,7 @@ def test_a_turn_torn_down_with_no_outcome_is_not_reported(
 ) -> None:
     caplog.set_level("INFO", logger="n8n_a2a.executor")
     metrics = Metrics()
-    Reports(metrics).turn_ended(ended(None, TaskState.WORKING), webhook_seconds=0.25)
+    TurnReporter(metrics).turn_ended(ended(None, TaskState.WORKING), webhook_seconds=0.25)
     assert caplog.records == []
     counted = [line for line in metrics.render().decode().splitlines() if "_total{" in line]
     assert counted and all(line.endswith(" 0.0") for line in counted)
@@ -88,7 +88,7 @@ def test_a_turn_torn_down_with_no_outcome_is_not_reported(
 def test_a_lost_task_is_counted_and_warned_of(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="n8n_a2a.executor")
     metrics = Metrics()
-    Reports(metrics).lost(ended("LOST"))
+    TurnReporter(metrics).lost(ended("LOST"))
     [record] = caplog.records
     assert (record.levelname, record.getMessage()) == ("WARNING", "task t-1 lost with its replica")
     assert getattr(record, "fields") == {  # noqa: B009

@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from n8n_a2a.identity import Caller
+from n8n_a2a.auth.caller import Caller
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import StatusUpdate, SubscribeToTask, TaskState
 from tests.support.executor import (

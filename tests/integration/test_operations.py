@@ -11,7 +11,7 @@ import pytest
 import trio
 import trustme
 
-from n8n_a2a.logs import JsonFormatter, TextFormatter
+from n8n_a2a.observability.logs import JsonFormatter, TextFormatter
 from tests.support.adapter import AdapterFactory, get
 from tests.support.jsonrpc import V1, rpc, send_v1
 from tests.support.metrics import sample

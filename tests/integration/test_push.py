@@ -322,7 +322,7 @@ async def test_no_token_or_credentials_reach_a_log_line(
     for secret in (CALLER_TOKEN, "push-token-secret", "credentials-secret"):
         assert secret not in caplog.text  # at any level, httpx's and httpcore's lines too
     # The URL's path and query may be a secret too: ours name its host only. (httpx's own
-    # request lines, which name the URL, are kept out of the log by logs.py.)
+    # request lines, which name the URL, are kept out of the log by observability/logs.py.)
     ours = [r for r in caplog.records if r.name.startswith("n8n_a2a")]
     assert not any("url-secret" in f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in ours)
 

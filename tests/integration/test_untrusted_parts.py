@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trio
 
-from n8n_a2a.logs import JsonFormatter, TextFormatter
+from n8n_a2a.observability.logs import JsonFormatter, TextFormatter
 from tests.support.adapter import AdapterFactory
 from tests.support.jsonrpc import V1, call, get_task, rpc
 from tests.support.sse import open_stream, streaming

@@ -58,7 +58,7 @@ def test_the_table_has_a_row_per_client_and_mode_and_names_failures(tmp_path: Pa
 
 NO_CLIENT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
-  <testcase classname="tests.test_text" name="test_cut" />
+  <testcase classname="tests.core.test_sanitising" name="test_cut" />
   <testcase classname="tests.interop.test_js" name="test_helper">
     <properties><property name="not_a_client" value="true" /></properties>
   </testcase>

@@ -22,7 +22,7 @@ from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
-from n8n_a2a.metrics import Metrics
+from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Artifact, ArtifactUpdate, Part, Task, TaskState
 from n8n_a2a.protocol.push import AllowList, PushAuthentication, PushConfig

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.lifecycle import IllegalTransition
+from n8n_a2a.core.lifecycle import IllegalTransition
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     Artifact,

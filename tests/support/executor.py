@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import trio
 
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.core.contract import HttpReply, WebhookReply
 from n8n_a2a.executor import Executor
 from n8n_a2a.executor.intake import InlinePush
-from n8n_a2a.identity import Caller
-from n8n_a2a.metrics import Metrics
-from n8n_a2a.outcome import HttpReply, WebhookReply
+from n8n_a2a.executor.subscriptions import TaskStream
+from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.model import (
     Message,
     Part,
@@ -27,9 +28,8 @@ from n8n_a2a.protocol.model import (
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.streams import TaskStream
 from n8n_a2a.webhook.client import WebhookRequest
-from n8n_a2a.webhook.stream import Relay
+from n8n_a2a.webhook.streamed_reply import Relay
 
 
 @dataclass

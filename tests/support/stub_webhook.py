@@ -11,7 +11,7 @@ came; the adapter needs input and output modes that allow them); compressed
 whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
 `gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
 streamed as n8n 2.41 writes a Webhook node's `streaming` response mode (one JSON chunk a
-line, see n8n_a2a/chunks.py): `stream:N` (N items, a keepalive among them),
+line, see n8n_a2a/core/chunks.py): `stream:N` (N items, a keepalive among them),
 `stream-held:N` (the first item, then held until `release_streams()` or the adapter
 closes the connection, then the rest), `stream-burst:N` (N items of one digit each, as
 fast as they can be written), `stream-broken` (an item, then the connection dropped),

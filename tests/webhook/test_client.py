@@ -10,8 +10,8 @@ import pytest
 import trio
 import trustme
 
-from n8n_a2a.identity import Caller
-from n8n_a2a.outcome import HttpReply, Outcome, TransportFailure
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.core.contract import HttpReply, Outcome, TransportFailure
 from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook.client import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
 from tests.support.adapter import make_settings

@@ -3,7 +3,7 @@
 The move that makes a task run takes its lease, and the move that ends it, or makes it wait
 for the caller, lets it go: in the move's own statement (tasks.py). Here the leases are
 renewed, and the tasks found that nobody runs any more: their replica stopped renewing, or
-left them waiting for input past their time. n8n_a2a/leases.py drives these.
+left them waiting for input past their time. n8n_a2a/executor/reaper.py drives these.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from ... import lifecycle
+from ...core import lifecycle
 from ...protocol.model import TaskState
 from .pool import Connection, Pool
 

@@ -13,7 +13,7 @@ from typing import LiteralString
 
 from psycopg.types.json import Json, Jsonb
 
-from ... import lifecycle
+from ...core import lifecycle
 from ...protocol.errors import A2AError
 from ...protocol.model import ListTasks, Task, TaskPage, TaskState, TaskStatus
 from .. import MAX_PAGE_BYTES, Change, Moved, change_events

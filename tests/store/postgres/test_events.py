@@ -8,7 +8,7 @@ import psycopg
 import pytest
 import trio
 
-from n8n_a2a.metrics import Metrics
+from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.model import (
     Artifact,
     ArtifactUpdate,

@@ -1,0 +1,383 @@
+"""The workflow contract: what a webhook reply means (core/turns.py says what it does to a task).
+
+The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
+non-blank answer, completes a task. Where the deployment allows it, a third key
+`"inputRequired": true` makes the answer a question: the task waits for the caller's
+next message; where the output modes allow them, `"data"` (any JSON value) and
+`"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts.
+Everything else fails it with a reason a person understands; a reply
+that has drifted from the contract is shown raw, never guessed at. Whatever the
+verdict says never quotes the caller's token and is valid Unicode.
+Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a WebhookReply.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import enum
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..protocol import strict
+from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes, media_type
+from ..protocol.model import FileContent, Part
+from .sanitising import cut, redact, repair
+
+#: How much of an off-contract or error reply is shown in the task, in characters.
+RAW_EXCERPT_CHARS = 2000
+
+_CONTRACT = '{"answer": string, "escalate": boolean}'
+_REQUIRED = frozenset({"answer", "escalate"})
+_FILE_KEYS = frozenset({"name", "mediaType"})
+
+
+class Outcome(enum.Enum):
+    """What a webhook call came to. Only ANSWERED completes a task."""
+
+    ANSWERED = "ANSWERED"
+    INPUT_REQUIRED = "INPUT_REQUIRED"
+    ESCALATED = "ESCALATED"
+    SILENT = "SILENT"
+    OFF_CONTRACT = "OFF_CONTRACT"
+    NOT_REGISTERED = "NOT_REGISTERED"
+    HTTP_ERROR = "HTTP_ERROR"
+    REDIRECTED = "REDIRECTED"
+    TIMEOUT = "TIMEOUT"
+    UNREACHABLE = "UNREACHABLE"
+    TLS_FAILURE = "TLS_FAILURE"
+    BROKEN_REPLY = "BROKEN_REPLY"
+    ADAPTER_ERROR = "ADAPTER_ERROR"
+    CANCELED = "CANCELED"
+    SHUTDOWN = "SHUTDOWN"
+    INPUT_EXPIRED = "INPUT_EXPIRED"
+    LOST = "LOST"
+    NODE_ERROR = "NODE_ERROR"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpReply:
+    """The webhook answered over HTTP. `truncated`: the body went past the read limit.
+    `content_encoding`: the body is still in this encoding, which the adapter does not
+    decode. `subject_token`: the caller's token, so that the verdict can keep it out."""
+
+    status: int
+    body: bytes
+    content_type: str = ""
+    location: str = ""
+    truncated: bool = False
+    content_encoding: str = ""
+    subject_token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TransportFailure:
+    """No HTTP answer came back; `detail` says why, for a person."""
+
+    outcome: Outcome
+    detail: str
+    subject_token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedReply:
+    """The webhook streamed its reply as n8n's JSON lines (core/chunks.py read them): the text
+    of its items, or what went wrong (`problem`: the stream itself; `error`: an error
+    chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
+    to show. `truncated`: the text went past its bound."""
+
+    status: int
+    text: str
+    problem: str = ""
+    error: str = ""
+    raw: str = ""
+    truncated: bool = False
+    subject_token: str | None = field(default=None, repr=False)
+
+
+WebhookReply = HttpReply | TransportFailure | StreamedReply
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome and the text the task carries: the answer, or why it failed.
+    `repaired`: text of the reply that was not valid Unicode is shown as U+FFFD.
+    `parts`: an answer's `data` (one data part) and `files` (a file part each), in order."""
+
+    outcome: Outcome
+    text: str
+    repaired: bool = False
+    parts: tuple[Part, ...] = ()
+
+
+def classify(
+    reply: WebhookReply, *, input_required: bool = False, modes: Modes = TEXT_ONLY
+) -> Verdict:
+    """The one place a webhook reply is judged; `input_required`: the third key is allowed;
+    `modes`: the media types the workflow may answer (`data` and `files` with them).
+
+    The verdict is reached on the reply as it came; then its text, whatever it quotes
+    (the answer, a raw excerpt, a header, an error), has the caller's token redacted and
+    each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced;
+    so have the strings of its data and files (a file's bytes are passed as they came).
+    """
+    verdict = _judge(reply, _Allowed(input_required, modes))
+    text, repaired = repair(redact(verdict.text, reply.subject_token))
+    parts, parts_repaired = _cleaned(verdict.parts, reply.subject_token)
+    return Verdict(verdict.outcome, text, verdict.repaired or repaired or parts_repaired, parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Allowed:
+    """What a reply may carry beside its answer: a question, data, files."""
+
+    input_required: bool
+    modes: Modes
+
+    @property
+    def keys(self) -> frozenset[str]:
+        optional = {
+            "inputRequired": self.input_required,
+            "data": self.modes.gives(JSON),
+            "files": any(mode not in (TEXT, JSON) for mode in self.modes.outputs),
+        }
+        return _REQUIRED | {key for key, allowed in optional.items() if allowed}
+
+
+def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
+    if isinstance(reply, TransportFailure):
+        return Verdict(reply.outcome, _transport_text(reply))
+    if isinstance(reply, StreamedReply):
+        return _judge_stream(reply, allowed)
+    if 300 <= reply.status < 400:
+        return Verdict(
+            Outcome.REDIRECTED,
+            f"The webhook answered with a redirect (HTTP {reply.status}"
+            f"{' to ' + reply.location if reply.location else ''}), which is not followed, so "
+            "the caller's token cannot travel to another address. Set ADAPTER_WEBHOOK_URL to "
+            "the final address.",
+        )
+    if reply.status == 404:
+        excerpt, repaired = _excerpt(reply)
+        return Verdict(
+            Outcome.NOT_REGISTERED,
+            "The workflow's webhook is not registered (HTTP 404): the workflow is not "
+            "active (published) in n8n, or ADAPTER_WEBHOOK_URL names the wrong path. "
+            f"n8n said: {excerpt}",
+            repaired,
+        )
+    if reply.status == 500 and _is_n8n_workflow_error(reply.body):
+        return Verdict(
+            Outcome.SILENT,
+            'The workflow failed before answering (HTTP 500 "Error in workflow"): a node '
+            "threw an error before the Respond to Webhook node ran.",
+        )
+    if not 200 <= reply.status < 300:
+        excerpt, repaired = _excerpt(reply)
+        return Verdict(
+            Outcome.HTTP_ERROR,
+            f"The workflow's webhook failed with HTTP {reply.status}: {excerpt}",
+            repaired,
+        )
+    if reply.content_encoding:
+        return _off_contract(
+            reply,
+            f"it is compressed (Content-Encoding: {reply.content_encoding}), which the adapter "
+            "does not decode: it asks for no compression and reads gzip and deflate",
+        )
+    if reply.truncated:
+        return _off_contract(reply, "the reply is larger than the adapter reads")
+    if not reply.body.strip():
+        return Verdict(
+            Outcome.SILENT,
+            f"The workflow returned nothing (HTTP {reply.status} with an empty body): a node "
+            "stopped the run before the Respond to Webhook node answered.",
+        )
+    return _judge_contract(reply, allowed)
+
+
+def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
+    try:
+        # A key twice is refused: {"escalate": true, "escalate": false} says two things.
+        document = strict.loads(reply.body, unique_keys=True)
+    except strict.NotJSON as refused:
+        return _off_contract(reply, str(refused))
+    except (ValueError, RecursionError):
+        return _off_contract(reply, "the reply is not JSON")
+    if not isinstance(document, dict):
+        return _off_contract(reply, "the reply is not a JSON object")
+    # Held to the bounds a request meets, so that no answer can fail on what a task keeps;
+    # lone surrogates are repaired instead, as in its text (classify).
+    beyond = strict.unwritable(document, "the reply", text=False)
+    if beyond is not None:
+        return _off_contract(reply, beyond)
+    keys = set(document)
+    if not _REQUIRED <= keys <= allowed.keys:
+        return _off_contract(reply, f"its keys are {sorted(document)}")
+    parts, wrong = _reply_parts(document, allowed.modes)
+    if wrong:
+        return _off_contract(reply, wrong)
+    answer, escalate = document["answer"], document["escalate"]
+    asks = document.get("inputRequired", False)
+    if not isinstance(answer, str):
+        return _off_contract(reply, "'answer' is not a string")
+    if not isinstance(escalate, bool):
+        return _off_contract(reply, "'escalate' is not true or false")
+    if not isinstance(asks, bool):
+        return _off_contract(reply, "'inputRequired' is not true or false")
+    if escalate and asks:
+        return _off_contract(reply, "'escalate' and 'inputRequired' are both true")
+    if escalate:
+        return Verdict(
+            Outcome.ESCALATED,
+            f"Escalated for human approval: {answer.strip() or '(the workflow gave no reason)'}",
+        )
+    if not answer.strip():
+        return Verdict(Outcome.SILENT, "The workflow returned nothing: its answer is empty.")
+    if asks:
+        return Verdict(Outcome.INPUT_REQUIRED, answer)
+    return Verdict(Outcome.ANSWERED, answer, parts=parts)
+
+
+def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
+    """A streamed reply: its text is the answer, or, when it is a JSON object, judged as a
+    reply read whole would be."""
+    raw = _quoted(reply.raw, reply.subject_token)
+    if reply.error:
+        return Verdict(
+            Outcome.NODE_ERROR,
+            f"A node of the workflow failed while it streamed its reply: {reply.error}. "
+            f"The text streamed before: {_quoted(reply.text, reply.subject_token) or '(none)'}",
+        )
+    why = reply.problem
+    if reply.truncated:
+        why = "the streamed text is larger than the adapter reads"
+    if why:
+        return Verdict(
+            Outcome.OFF_CONTRACT,
+            f"The workflow's streamed reply is off contract ({why}); expected n8n's stream "
+            "chunks, one JSON object a line (the Webhook node's response mode `streaming`). "
+            f"Raw stream (HTTP {reply.status}): {raw}",
+        )
+    if reply.text.lstrip().startswith("{"):
+        # Lone surrogates as U+FFFD first: JSON's "\\ud83d" is text, not a reason to refuse.
+        body = repair(reply.text)[0].encode()
+        return _judge_contract(HttpReply(reply.status, body, "streamed items"), allowed)
+    if not reply.text.strip():
+        return Verdict(
+            Outcome.SILENT,
+            f"The workflow streamed no text (HTTP {reply.status}): no node wrote an item "
+            "before the run ended.",
+        )
+    return Verdict(Outcome.ANSWERED, reply.text)
+
+
+def _quoted(text: str, token: str | None) -> str:
+    """Text to quote: the token redacted before the cut, which cannot leave a piece of it."""
+    return cut(redact(text, token), RAW_EXCERPT_CHARS)
+
+
+def _reply_parts(document: dict[str, Any], modes: Modes) -> tuple[tuple[Part, ...], str]:
+    """The reply's `data` and `files` as parts, or what is wrong with them."""
+    parts = [Part.of_data(document["data"])] if "data" in document else []
+    files = document.get("files", [])
+    if not isinstance(files, list):
+        return (), "'files' is not a list"
+    for index, entry in enumerate(files):
+        file = _reply_file(entry, modes)
+        if isinstance(file, str):
+            return (), f"files[{index}] {file}"
+        parts.append(Part.of_file(file))
+    return tuple(parts), ""
+
+
+def _reply_file(entry: object, modes: Modes) -> FileContent | str:
+    """One entry of `files`, or what is wrong with it."""
+    if not isinstance(entry, dict):
+        return "is not an object"
+    sources = {"base64", "url"} & set(entry)
+    if set(entry) != _FILE_KEYS | sources or len(sources) != 1:
+        return f"has the keys {sorted(entry)}, not name, mediaType and one of base64 or url"
+    name, given, source = entry["name"], entry["mediaType"], entry[sources.pop()]
+    if not isinstance(name, str) or not isinstance(given, str) or not isinstance(source, str):
+        return "has a name, mediaType, base64 or url that is not a string"
+    media = media_type(given)
+    if media is None or "*" in media or not modes.gives(media):
+        return f"has the media type {given[:80]!r}, not one of {', '.join(modes.outputs)}"
+    if "url" in entry:
+        return FileContent(name, media, url=source) if source else "has an empty url"
+    try:
+        return FileContent.of_bytes(name, media, base64.b64decode(source, validate=True))
+    except (binascii.Error, ValueError):
+        return "has a base64 that is not base64"
+
+
+def _cleaned(parts: tuple[Part, ...], token: str | None) -> tuple[tuple[Part, ...], bool]:
+    """The parts with the token redacted and lone surrogates replaced in their strings."""
+    kept, repaired = [], False
+    for part in parts:
+        if part.file is None:
+            text, fixed = repair(redact(json.dumps(part.data, ensure_ascii=False), token))
+            try:
+                data = json.loads(text)
+            except ValueError:  # the token stood outside a string: the JSON text, as text
+                data = text
+            kept.append(Part.of_data(data))
+        else:
+            name, fixed = repair(redact(part.file.name, token))
+            url, url_fixed = repair(redact(part.file.url, token)) if part.file.url else ("", False)
+            kept.append(Part.of_file(replace(part.file, name=name, url=url or None)))
+            fixed = fixed or url_fixed
+        repaired = repaired or fixed
+    return tuple(kept), repaired
+
+
+def _off_contract(reply: HttpReply, why: str) -> Verdict:
+    excerpt, repaired = _excerpt(reply)
+    return Verdict(
+        Outcome.OFF_CONTRACT,
+        f"The workflow's reply is off contract ({why}); expected {_CONTRACT}. "
+        f"Raw reply (HTTP {reply.status}, {reply.content_type or 'no Content-Type'}): "
+        f"{excerpt}",
+        repaired,
+    )
+
+
+def _excerpt(reply: HttpReply) -> tuple[str, bool]:
+    """The body to quote, cut at RAW_EXCERPT_CHARS, and whether it was not valid UTF-8
+    (its bad bytes are then U+FFFD). The token is redacted before the cut, so that a cut
+    through it cannot leave a piece of it behind."""
+    if reply.content_encoding:
+        return f"({len(reply.body)} bytes of {reply.content_encoding}, not shown)", False
+    # A body cut at the read limit may end inside a character: that is not bad UTF-8.
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text, repaired = decoder.decode(reply.body, final=not reply.truncated), False
+    except UnicodeDecodeError:
+        text, repaired = reply.body.decode("utf-8", errors="replace"), True
+    return cut(redact(text, reply.subject_token), RAW_EXCERPT_CHARS), repaired
+
+
+def _is_n8n_workflow_error(body: bytes) -> bool:
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("message") == "Error in workflow"
+
+
+def _transport_text(failure: TransportFailure) -> str:
+    match failure.outcome:
+        case Outcome.TIMEOUT:
+            return f"The workflow did not answer in time: {failure.detail}"
+        case Outcome.UNREACHABLE:
+            return f"The workflow's webhook could not be reached: {failure.detail}"
+        case Outcome.TLS_FAILURE:
+            return (
+                f"TLS verification of the webhook failed: {failure.detail}. Set "
+                "ADAPTER_CA_BUNDLE to the CA that signed its certificate."
+            )
+        case _:
+            return f"The webhook's reply could not be read: {failure.detail}"

@@ -1,0 +1,92 @@
+"""Leases on running tasks, and the reaper of tasks whose replica died.
+
+With a shared store, the replica that runs a task's call holds a lease on the task, in
+the store: it takes it when it moves the task to run, and renews it here, every third of
+a lease, for as long as the call is under way. A replica that dies (SIGKILL, a lost
+node) renews nothing; once its lease has run out, whichever replica's reaper comes first
+ends the task failed with outcome LOST (the workflow may or may not have run), through
+the executor, so that streams and blocking sends hear it like any other end. A
+compare-and-set move makes sure one reaper only does. A replica cut off from the
+database for longer than a lease loses its tasks the same way: nobody can tell it from
+a dead one. Finished tasks past their time to live are deleted from here too, and tasks
+left waiting for input past ADAPTER_INPUT_TTL by a replica gone since are ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+import trio
+
+from ..store import StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two expiries of finished tasks, on each replica.
+EXPIRY_INTERVAL = 60.0
+
+
+class Leases(Protocol):
+    """What a store that several replicas share offers to keep their leases."""
+
+    async def renew(self, task_ids: Sequence[str]) -> None:
+        """Extend this replica's leases on these tasks."""
+
+    async def lapsed(self) -> tuple[str, ...]:
+        """Unfinished tasks whose lease has run out."""
+
+    async def expire(self) -> None:
+        """Drop finished tasks past their time to live."""
+
+    async def overdue_waits(self) -> tuple[tuple[str, int], ...]:
+        """Tasks waiting for input past their time, with their versions."""
+
+
+class Runner(Protocol):
+    """The executor, as the reaper sees it."""
+
+    @property
+    def running(self) -> tuple[str, ...]: ...
+
+    async def lose(self, task_id: str) -> bool: ...
+
+    async def end_wait(self, task_id: str, version: int) -> bool: ...
+
+
+class Takeover(Protocol):
+    """Who takes over what a dead replica did for a task besides its call (its push
+    deliveries), so that the task's end reaches them."""
+
+    async def take_over(self, task_id: str) -> None:
+        """Before the task is ended here."""
+
+    def stand_down(self, task_id: str) -> None:
+        """It had ended already: nothing to take over after all."""
+
+
+async def keep_leases(
+    leases: Leases, runner: Runner, lease_seconds: float, takeover: Takeover | None = None
+) -> None:
+    """Renew this replica's leases, end the tasks whose replica died, expire finished
+    tasks; until cancelled. A store out of reach only skips a round (it logs that itself)."""
+    expired_at = -EXPIRY_INTERVAL
+    while True:
+        try:
+            await leases.renew(runner.running)
+            for task_id in await leases.lapsed():
+                if takeover is not None:
+                    await takeover.take_over(task_id)
+                if not await runner.lose(task_id) and takeover is not None:
+                    takeover.stand_down(task_id)
+            # The replica that made a task wait ends the wait on time; this is for the
+            # waits of a replica gone since.
+            for task_id, version in await leases.overdue_waits():
+                await runner.end_wait(task_id, version)
+            if trio.current_time() - expired_at >= EXPIRY_INTERVAL:
+                await leases.expire()
+                expired_at = trio.current_time()
+        except StoreUnavailable:
+            pass
+        await trio.sleep(lease_seconds / 3)

@@ -1,0 +1,109 @@
+"""Event streams: one subscriber's view of a task, and how many one caller may hold open.
+
+A subscriber sees the task as it was when it joined, then every later event. Events
+reach it through a bounded buffer, filled by the publisher's step and emptied at the
+subscriber's pace. The publisher never waits: a subscriber too slow to keep up is
+dropped (its stream ends with an error) while the task and every other subscriber go on,
+so memory stays bounded whatever a client does. A stream holds a connection for as long
+as its task runs (a day, for a task waiting for input), so each caller may hold only so
+many at once: one caller cannot take every connection.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import trio
+
+from ..auth.caller import Owner
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import StatusUpdate, Task, TaskEvent
+
+#: Events a subscriber may fall behind by before it is dropped. A task makes a handful
+#: of events in all; only a reader that stopped reading gets anywhere near this.
+DEFAULT_BUFFER = 64
+
+
+class SubscriberTooSlow(A2AError):
+    """The subscriber's buffer filled up: its stream ends, the task goes on."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(
+            ErrorCode.SERVER_BUSY,
+            f"This stream fell too far behind task {task_id} and was closed; the task goes "
+            "on: GetTask or SubscribeToTask shows where it is",
+        )
+
+
+class TaskStream:
+    """Events of one task after a known version of it, in order, until the final one."""
+
+    def __init__(self, buffer: int = DEFAULT_BUFFER) -> None:
+        self._send, self._receive = trio.open_memory_channel[TaskEvent](buffer)
+        self._task: Task | None = None
+        self._ended = False
+
+    @property
+    def task(self) -> Task:
+        """The task as the stream begins: what a stream's first event shows."""
+        assert self._task is not None, "begin() comes first"
+        return self._task
+
+    def begin(self, task: Task) -> None:
+        """Start from this version of the task: events it already includes are skipped."""
+        self._task = task
+
+    def hear(self, event: TaskEvent) -> None:
+        """A TaskEvents listener: never blocks, never raises."""
+        try:
+            self._send.send_nowait(event)
+        except trio.WouldBlock:
+            self._send.close()  # what it holds is still read, then the stream ends
+        except trio.ClosedResourceError:
+            pass  # dropped already
+
+    async def next(self) -> TaskEvent | None:
+        """The next event; None after the final one. SubscriberTooSlow if it was dropped."""
+        while not self._ended:
+            try:
+                event = await self._receive.receive()
+            except trio.EndOfChannel:
+                raise SubscriberTooSlow(self.task.id) from None
+            if event.sequence <= self.task.version:
+                continue  # heard while joining, already in the task it began with
+            self._ended = isinstance(event, StatusUpdate) and event.final
+            return event
+        return None
+
+
+class StreamQuota:
+    """Streams open per caller (ADAPTER_MAX_STREAMS_PER_CALLER); anonymous callers, who
+    share their tasks, share one count too."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._open: Counter[Owner] = Counter()
+
+    def check(self, owner: Owner) -> None:
+        """-32000 when the caller has its limit of streams open already."""
+        if self._open[owner] >= self._limit:
+            who = "Anonymous callers have" if owner is None else "This caller has"
+            raise A2AError(
+                ErrorCode.SERVER_BUSY,
+                f"{who} {self._limit} streams open (ADAPTER_MAX_STREAMS_PER_CALLER): close "
+                "one, or follow the task with GetTask or push notifications",
+            )
+
+    @contextmanager
+    def hold(self, owner: Owner) -> Iterator[None]:
+        """One stream of the caller's, for as long as the block runs; refused as `check`."""
+        self.check(owner)
+        self._open[owner] += 1
+        try:
+            yield
+        finally:
+            self._open[owner] -= 1
+            if not self._open[owner]:
+                del self._open[owner]

@@ -1,0 +1,1 @@
+"""What the adapter tells its operators: Prometheus metrics and log lines."""

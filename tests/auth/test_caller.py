@@ -1,0 +1,73 @@
+"""Who is calling, without I/O: the caller, owners and the refusals of a token."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from n8n_a2a.auth.caller import (
+    AuthFailure,
+    AuthReason,
+    Caller,
+    granted_scopes,
+    is_access_token,
+    subject_owner,
+    token_owner,
+)
+from n8n_a2a.protocol.errors import ErrorCode
+
+
+def test_the_default_owner_is_the_tokens_digest() -> None:
+    owner = token_owner("eyJhbGciOi.secret-part.sig")
+    assert owner == token_owner("eyJhbGciOi.secret-part.sig")
+    assert owner is not None and "secret-part" not in owner
+    assert re.fullmatch(r"token:[0-9a-f]{64}", owner)
+    assert token_owner("eyJhbGciOi.secret-part.sig2") != owner
+    assert token_owner(None) is None  # the anonymous caller
+
+
+def test_a_caller_is_anonymous_by_default_and_its_owner_stays_out_of_its_repr() -> None:
+    assert Caller() == Caller(None, (), None)
+    owner = token_owner("tok.en")
+    assert owner is not None and owner not in repr(Caller("tok.en", (), owner))
+
+
+def test_a_verified_owner_is_the_issuer_and_subject_whatever_the_token() -> None:
+    owner = subject_owner("https://login.example", "alice")
+    assert owner == subject_owner("https://login.example", "alice")
+    assert "alice" not in owner
+    assert owner != subject_owner("https://other.example", "alice")
+    assert owner != subject_owner("https://login.example", "bob")
+    # No two (issuer, subject) pairs run together into one.
+    assert subject_owner("a", "b:c") != subject_owner("a:b", "c")
+    assert owner != token_owner("alice")
+
+
+@pytest.mark.parametrize("reason", list(AuthReason))
+def test_every_refusal_is_32600_and_only_a_missing_scope_is_a_403(reason: AuthReason) -> None:
+    failure = AuthFailure(reason)
+    assert failure.code is ErrorCode.INVALID_REQUEST
+    assert failure.message and failure.message.isascii()
+    assert failure.status == (403 if reason is AuthReason.INSUFFICIENT_SCOPE else 401)
+
+
+def test_an_id_tokens_marks_make_it_no_access_token() -> None:
+    claims = {"iss": "https://login.example", "sub": "alice", "aud": "agent"}
+    for typ in (None, "JWT", "jwt", "application/jwt", "at+jwt", "application/at+jwt"):
+        header = {"alg": "RS256"} if typ is None else {"alg": "RS256", "typ": typ}
+        assert is_access_token(header, claims), typ
+    for other in ("id_token+jwt", "logout+jwt", "dpop+jwt", "application/id_token+jwt", 7):
+        assert not is_access_token({"alg": "RS256", "typ": other}, claims), other
+    for mark in ("nonce", "at_hash", "c_hash", "s_hash"):
+        assert not is_access_token({"typ": "JWT"}, {**claims, mark: "x"}), mark
+    assert not is_access_token({"typ": "JWT"}, {**claims, "typ": "ID"})  # Keycloak's
+    assert is_access_token({"typ": "JWT"}, {**claims, "typ": "Bearer"})
+
+
+def test_the_scopes_granted_are_the_scope_string_or_the_scp_list() -> None:
+    assert granted_scopes({"scope": "a2a.call  openid"}) == {"a2a.call", "openid"}
+    assert granted_scopes({"scp": ["a2a.call", 3]}) == {"a2a.call"}
+    assert granted_scopes({"scp": "a2a.call"}) == {"a2a.call"}
+    assert granted_scopes({"scope": "a", "scp": ["b"]}) == {"a"}
+    assert granted_scopes({}) == granted_scopes({"scope": 5}) == frozenset()
