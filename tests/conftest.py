@@ -21,6 +21,40 @@ from tests.support.stub_webhook import StubWebhook, start_stub_webhook  # noqa: 
 if TYPE_CHECKING:
     from tests.support.postgres_server import PostgresServer
 
+#: The markers of each folder (or file) whose tests use real sockets, processes, n8n, npm or
+#: a PostgreSQL (registered in pyproject.toml): `pytest -m "not slow"` is the fast suite.
+MARKERS_BY_PATH = {
+    "tests/e2e/": ("e2e", "slow"),
+    "tests/interop/": ("interop", "slow"),
+    "tests/container/": ("container", "slow"),
+    "tests/integration/": ("slow",),
+    "tests/replicas/": ("postgres", "slow"),
+    "tests/store/postgres/": ("postgres", "slow"),
+    "tests/push/test_postgres.py": ("postgres", "slow"),
+    "tests/test_readme.py": ("slow",),
+    "tests/test_scripts.py": ("slow",),
+    "tests/test_main.py": ("slow",),
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test marked by where it lives, and by the PostgreSQL it asks for (the store
+    contract runs against both stores: only its PostgreSQL half is slow; a fixture that
+    starts the adapter marks nothing, its sockets are on 127.0.0.1 and quick)."""
+    root = config.rootpath
+    for item in items:
+        where = item.path.relative_to(root).as_posix()
+        for path, markers in MARKERS_BY_PATH.items():
+            if where.startswith(path):
+                for marker in markers:
+                    item.add_marker(marker)
+        callspec = getattr(item, "callspec", None)
+        if "postgres_url" in getattr(item, "fixturenames", ()) or (
+            callspec is not None and "postgres" in callspec.params.values()
+        ):
+            item.add_marker("postgres")
+            item.add_marker("slow")
+
 
 @pytest.fixture
 async def stub(nursery: trio.Nursery) -> StubWebhook:

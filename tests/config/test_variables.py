@@ -1,4 +1,4 @@
-"""The table of variables: one per setting, its defaults the settings', the docs' in step."""
+"""The table of variables: one per setting, its defaults as written here, the docs' in step."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from n8n_a2a.config import VARIABLES, Settings, load_settings
+from n8n_a2a.protocol.push import AllowList
 from tests.support.environments import GOOD
 
 CONFIGURATION = Path(__file__).parents[2] / "docs" / "configuration.md"
@@ -31,12 +32,57 @@ def test_the_required_variables_are_the_seven_the_card_and_the_webhook_need() ->
     ]
 
 
+#: Every optional setting's value when its variable is unset, written out here rather than
+#: read off Settings, so that a default changed by mistake fails this test.
+DEFAULTS: dict[str, object] = {
+    "skill_examples": (),
+    "input_modes": ("text/plain",),
+    "output_modes": ("text/plain",),
+    "ca_bundle": None,
+    "host": "0.0.0.0",
+    "port": 8080,
+    "webhook_timeout": 60.0,
+    "webhook_streaming": False,
+    "max_body_bytes": 1048576,
+    "max_concurrent_calls": 1024,
+    "max_queued_calls": 1024,
+    "max_tasks": 10000,
+    "max_stored_text": 8192,
+    "max_connections": 4096,  # twice the two call limits added
+    "keep_alive_timeout": 75.0,
+    "request_read_timeout": 30.0,
+    "send_timeout": 30.0,
+    "task_ttl": 3600.0,
+    "shutdown_grace": 30.0,
+    "stream_keepalive": 15.0,
+    "max_streams_per_caller": 32,
+    "require_token": False,
+    "oidc_issuer": None,
+    "oidc_audience": None,
+    "oidc_scopes": (),
+    "oidc_allow_http": False,
+    "ready_check_webhook": False,
+    "allow_input_required": False,
+    "input_ttl": 86400.0,
+    "log_level": "INFO",
+    "log_format": "auto",
+    "push_max_configs": 8,
+    "push_max_attempts": 5,
+    "push_max_concurrent": 64,
+    "push_max_per_address": 4,
+    "push_allow_hosts": AllowList(),
+    "store_url": None,
+    "lease_seconds": 15.0,
+}
+
+
 def test_an_unset_variable_loads_as_its_default() -> None:
     required = {v.name for v in VARIABLES if v.required}
     settings = load_settings({k: v for k, v in GOOD.items() if k in required})
-    for variable in VARIABLES:
-        if not variable.required:
-            assert getattr(settings, variable.attribute) == variable.default, variable.name
+    optional = [v.attribute for v in VARIABLES if not v.required]
+    assert sorted(optional) == sorted(DEFAULTS)
+    loaded = {attribute: getattr(settings, attribute) for attribute in optional}
+    assert loaded == DEFAULTS
 
 
 def test_help_shows_the_defaults_as_a_person_would_write_them() -> None:
