@@ -1,4 +1,5 @@
-"""What every route of the HTTP edge shares: the adapter's parts, and how a refusal is counted."""
+"""What every route of the HTTP edge shares: the adapter's parts, how a refusal is counted,
+and the one table that answers the adapter's own errors (core/errors.py) on the wire."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from quart import Response
 
-from ..auth.caller import AuthFailure
 from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
 from ..config import Settings
+from ..core.errors import AdapterError, AuthFailure, AuthReason, StoreUnavailable, SubscriberTooSlow
 from ..executor import Executor
 from ..observability.metrics import Metrics
-from ..protocol.errors import A2AError
+from ..protocol.errors import A2AError, ErrorCode
 from ..push.service import PushNotifications
 
 #: The bindings, as metrics and logs name them.
@@ -25,6 +26,28 @@ if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
     from ..auth.verifier import OidcVerifier
 
 logger = logging.getLogger(__name__)
+
+#: The adapter's own errors as the wire answers them: the JSON-RPC code (in HTTP+JSON, the
+#: status that code has there), whichever store, stream or verifier raised them.
+WIRE_CODES: dict[type[AdapterError], ErrorCode] = {
+    StoreUnavailable: ErrorCode.SERVER_BUSY,  # retry later
+    SubscriberTooSlow: ErrorCode.SERVER_BUSY,  # the stream ends; the task goes on
+    AuthFailure: ErrorCode.INVALID_REQUEST,  # with the status below, in either binding
+}
+#: A refused caller's HTTP status: 401 (no token, or a token refused), but 403 for a good
+#: token that does not reach far enough (RFC 6750 §3.1).
+AUTH_STATUSES = {AuthReason.INSUFFICIENT_SCOPE: 403}
+
+
+def wire_error(error: A2AError | AdapterError) -> A2AError:
+    """The error as the wire answers it: an A2AError as it is, the adapter's own by the table."""
+    if isinstance(error, A2AError):
+        return error
+    return A2AError(WIRE_CODES[type(error)], error.message)
+
+
+def auth_status(failure: AuthFailure) -> int:
+    return AUTH_STATUSES.get(failure.reason, 401)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +65,8 @@ class Edge:
     resource: ProtectedResource | None = None
 
     def refused_caller(self, failure: AuthFailure, response: Response) -> Response:
-        """A refusal for the caller's token (answered with `failure.status`), counted, with
-        the Bearer challenge."""
+        """A refusal for the caller's token (answered with `auth_status(failure)`), counted,
+        with the Bearer challenge."""
         self.metrics.auth_failed(failure.reason)
         response.headers["WWW-Authenticate"] = bearer_challenge(failure, self.resource)
         return response

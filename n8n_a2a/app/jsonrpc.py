@@ -12,15 +12,15 @@ from quart import Response, g, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..auth.caller import AuthFailure
 from ..config import Settings
+from ..core.errors import AdapterError, AuthFailure
 from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.versions import METHODS
 from .card import card_url
-from .edge import JSONRPC, Edge, json_response
+from .edge import JSONRPC, Edge, auth_status, json_response, wire_error
 from .negotiation import current
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
@@ -50,7 +50,8 @@ class JsonRpcEndpoint:
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
         except AuthFailure as failure:
             request_id = await _readable_id()
-            refusal = refuse(edge, request_id, codec, failure, status=failure.status)
+            status = auth_status(failure)
+            refusal = refuse(edge, request_id, codec, wire_error(failure), status=status)
             return edge.refused_caller(failure, refusal)
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
@@ -79,8 +80,8 @@ class JsonRpcEndpoint:
                 frames = JsonRpcFrames(call.id, codec)
                 return await self._streams.open(frames, operation, caller, method)
             result = await perform(edge, codec, operation, caller)
-        except A2AError as error:
-            return refuse(edge, call.id, codec, error, method)
+        except (A2AError, AdapterError) as error:
+            return refuse(edge, call.id, codec, wire_error(error), method)
         edge.metrics.request_answered(JSONRPC, method, 0)
         return json_response(jsonrpc.result_response(call.id, result))
 

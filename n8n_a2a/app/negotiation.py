@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from quart import request
 
-from ..auth.caller import AuthFailure, AuthReason, Caller, Owner, token_owner
+from ..auth.caller import Caller, Owner, token_owner
+from ..core.errors import AuthFailure, AuthReason
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.http import bearer_token, trace_headers

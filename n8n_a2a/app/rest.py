@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from ..auth.caller import AuthFailure
+from ..core.errors import AdapterError, AuthFailure
 from ..protocol import rest, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.jsonrpc import dump
 from ..protocol.model import JSONObject
-from .edge import HTTP_JSON, Edge
+from .edge import HTTP_JSON, Edge, auth_status, wire_error
 from .negotiation import current
 from .operations import perform
 from .streams import EventStreams, answers_with_events
@@ -67,7 +67,8 @@ class RestBinding:
             # Before anything else, as on the JSON-RPC endpoint: a refused token is all.
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
         except AuthFailure as failure:
-            return edge.refused_caller(failure, refuse(edge, failure, "none", failure.status))
+            answer = refuse(edge, wire_error(failure), "none", auth_status(failure))
+            return edge.refused_caller(failure, answer)
         try:
             matched, ids = rest.route(request.method, "/" + path)
         except rest.NoRoute as error:
@@ -94,8 +95,8 @@ class RestBinding:
             if answers_with_events(operation):
                 return await self._streams.open(RestFrames(codec), operation, caller, method)
             result = await perform(edge, codec, operation, caller)
-        except A2AError as error:
-            return refuse(edge, error, method)
+        except (A2AError, AdapterError) as error:
+            return refuse(edge, wire_error(error), method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)
         return Response(dump(result), content_type=rest.answer_type(request.headers.get("Accept")))
 

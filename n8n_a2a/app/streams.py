@@ -15,12 +15,13 @@ import trio
 from quart import Response
 
 from ..auth.caller import Caller
-from ..executor.subscriptions import StreamQuota, SubscriberTooSlow
+from ..core.errors import AdapterError, SubscriberTooSlow
+from ..executor.subscriptions import StreamQuota
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
-from .edge import JSONRPC, Edge
+from .edge import JSONRPC, Edge, wire_error
 
 
 class Frames(Protocol):
@@ -119,10 +120,11 @@ class EventStreams:
                         else:
                             edge.metrics.stream_event_sent()
                             yield result(event)
-        except A2AError as error:
+        except (A2AError, AdapterError) as error:
             if isinstance(error, SubscriberTooSlow):
                 edge.metrics.stream_subscriber_dropped()
-            edge.log_refusal(frames.binding, method, error)
-            yield frames.error(error)
+            refusal = wire_error(error)
+            edge.log_refusal(frames.binding, method, refusal)
+            yield frames.error(refusal)
         finally:
             edge.metrics.stream_closed()

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from ..core.errors import AuthFailure, AuthReason
 from ..protocol.card import OAuthFlow
 from ..protocol.model import JSONObject
-from .caller import AuthFailure, AuthReason
 
 #: RFC 9728 §3: inserted between the resource's host and its path.
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
@@ -83,7 +83,8 @@ def bearer_challenge(failure: AuthFailure, resource: ProtectedResource | None) -
     (RFC 9728 §5.1) and the scopes it must carry."""
     params = ['realm="a2a"']
     if failure.reason is not AuthReason.NO_TOKEN:
-        code = "insufficient_scope" if failure.status == 403 else "invalid_token"
+        scope = failure.reason is AuthReason.INSUFFICIENT_SCOPE
+        code = "insufficient_scope" if scope else "invalid_token"
         description = failure.message.replace("\\", "").replace('"', "'")
         params += [f'error="{code}"', f'error_description="{description}"']
     if resource is not None:

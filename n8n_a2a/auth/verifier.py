@@ -27,8 +27,9 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
 from ..config import Settings
+from ..core.errors import AuthFailure, AuthReason
 from ..protocol.card import OAuthFlow
-from .caller import AuthFailure, AuthReason, granted_scopes, is_access_token, subject_owner
+from .caller import granted_scopes, is_access_token, subject_owner
 from .signin import authorization_code_flow, resource_spellings
 
 # The package's name, which its log lines have always carried (operators filter on it).

@@ -30,11 +30,12 @@ import trio
 from ..auth.caller import Caller
 from ..core import lifecycle
 from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
+from ..core.errors import StoreUnavailable
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
-from ..store import StoreUnavailable, TaskEvents
+from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
 from ..webhook.streamed_reply import Relay
 from .recorder import TaskRecorder

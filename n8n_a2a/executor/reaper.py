@@ -20,7 +20,7 @@ from typing import Protocol
 
 import trio
 
-from ..store import StoreUnavailable
+from ..core.errors import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 

@@ -18,23 +18,13 @@ from contextlib import contextmanager
 import trio
 
 from ..auth.caller import Owner
+from ..core.errors import SubscriberTooSlow
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 
 #: Events a subscriber may fall behind by before it is dropped. A task makes a handful
 #: of events in all; only a reader that stopped reading gets anywhere near this.
 DEFAULT_BUFFER = 64
-
-
-class SubscriberTooSlow(A2AError):
-    """The subscriber's buffer filled up: its stream ends, the task goes on."""
-
-    def __init__(self, task_id: str) -> None:
-        super().__init__(
-            ErrorCode.SERVER_BUSY,
-            f"This stream fell too far behind task {task_id} and was closed; the task goes "
-            "on: GetTask or SubscribeToTask shows where it is",
-        )
 
 
 class TaskStream:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from ..auth.caller import AuthReason
 from ..core.contract import Outcome
+from ..core.errors import AuthReason
 
 #: The content type of `GET /metrics`.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -12,6 +12,7 @@ import binascii
 import trio
 
 from ..auth.caller import Owner
+from ..core.errors import StoreUnavailable
 from ..core.lifecycle import is_terminal
 from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
@@ -106,8 +107,8 @@ class PushNotifications:
         # has ended, the route ends at once and the config stays to be read.
         try:
             ended = is_terminal((await self._tasks.get(config.task_id)).status.state)
-        except A2AError:
-            ended = True  # no longer held: it ended a while ago
+        except (A2AError, StoreUnavailable):
+            ended = True  # no longer held (it ended a while ago), or not to be known now
         if ended:
             self._deliverer.task_ended(config.task_id)
         return config

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
@@ -100,17 +99,6 @@ def change_events(
     status = TaskStatus(change.state, change.timestamp, change.message)
     events.append(StatusUpdate(task_id, context_id, status, version + 1, change.metadata or None))
     return tuple(events)
-
-
-class StoreUnavailable(A2AError):
-    """The store cannot be reached (its database is down, or not ready yet): the caller is
-    told to retry, and nothing was half-written."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(
-            ErrorCode.SERVER_BUSY, f"The task store is unavailable ({reason}); retry later"
-        )
-        self.reason = reason
 
 
 class TaskStore(Protocol):

@@ -5,7 +5,9 @@ from typing import cast
 
 import pytest
 
-from n8n_a2a.app.edge import HTTP_JSON, Edge
+from n8n_a2a.app.edge import HTTP_JSON, WIRE_CODES, Edge, auth_status, wire_error
+from n8n_a2a.core import errors
+from n8n_a2a.core.errors import AuthFailure, AuthReason, StoreUnavailable, SubscriberTooSlow
 from n8n_a2a.executor import Executor
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
@@ -34,3 +36,42 @@ def test_a_refusal_is_counted_and_logged_with_its_binding_method_and_code(
     assert record.__dict__["fields"] == fields
     labels = {"binding": "http_json", "method": "GetTask", "code": str(code)}
     assert metrics.registry.get_sample_value("n8n_a2a_jsonrpc_requests_total", labels) == 1
+
+
+def test_the_adapters_own_errors_are_answered_with_the_codes_they_always_had() -> None:
+    busy = ErrorCode.SERVER_BUSY
+    store = wire_error(StoreUnavailable("PostgreSQL: connection refused"))
+    assert (store.code, store.message) == (
+        busy,
+        "The task store is unavailable (PostgreSQL: connection refused); retry later",
+    )
+    slow = wire_error(SubscriberTooSlow("t-1"))
+    assert (slow.code, slow.message) == (
+        busy,
+        "This stream fell too far behind task t-1 and was closed; the task goes on: "
+        "GetTask or SubscribeToTask shows where it is",
+    )
+    wire = A2AError(ErrorCode.TASK_NOT_FOUND, "Not found")
+    assert wire_error(wire) is wire
+
+
+@pytest.mark.parametrize("reason", list(AuthReason))
+def test_every_refused_caller_is_32600_and_only_a_missing_scope_is_a_403(
+    reason: AuthReason,
+) -> None:
+    failure = AuthFailure(reason)
+    refusal = wire_error(failure)
+    assert refusal.code is ErrorCode.INVALID_REQUEST
+    assert refusal.message == failure.message and refusal.message.isascii()
+    assert auth_status(failure) == (403 if reason is AuthReason.INSUFFICIENT_SCOPE else 401)
+
+
+def test_every_error_of_the_adapter_has_its_line_in_the_table() -> None:
+    own = {
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type)
+        and issubclass(value, errors.AdapterError)
+        and value is not errors.AdapterError
+    }
+    assert own == set(WIRE_CODES)

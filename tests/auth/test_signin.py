@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.auth.caller import AuthFailure, AuthReason
 from n8n_a2a.auth.signin import ProtectedResource, authorization_code_flow, bearer_challenge
+from n8n_a2a.core.errors import AuthFailure, AuthReason
 from n8n_a2a.protocol.card import OAuthFlow
 
 ISSUER = "https://login.example/realms/a"

@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.executor.subscriptions import SubscriberTooSlow
+from n8n_a2a.core.errors import SubscriberTooSlow
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     ListTasks,
@@ -63,9 +63,8 @@ async def test_a_subscriber_too_slow_is_dropped_and_the_task_and_others_go_on() 
             # The slow one still gets what its buffer held, then the error.
             assert (await slow.next()) is not None
             assert (await slow.next()) is not None
-            with pytest.raises(SubscriberTooSlow) as raised:
+            with pytest.raises(SubscriberTooSlow):
                 await slow.next()
-            assert raised.value.code is ErrorCode.SERVER_BUSY
         assert (await executor.get(queued.id, Caller())).status.state is TaskState.COMPLETED
 
 

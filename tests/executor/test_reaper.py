@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import trio
 
+from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.executor.reaper import keep_leases
-from n8n_a2a.store import StoreUnavailable
 
 
 @dataclass

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from n8n_a2a.executor.subscriptions import StreamQuota, SubscriberTooSlow, TaskStream
+from n8n_a2a.core.errors import SubscriberTooSlow
+from n8n_a2a.executor.subscriptions import StreamQuota, TaskStream
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import StatusUpdate, Task, TaskState, TaskStatus
 

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from .. import StoreUnavailable
+from ...core.errors import StoreUnavailable
 from .events import PostgresTaskEvents
 from .pool import FIRST_RETRY, LAST_RETRY, POOL_SIZE, Connection, Pool
 from .tasks import PostgresTaskStore

@@ -25,9 +25,10 @@ from typing import LiteralString
 import psycopg
 import trio
 
+from ...core.errors import StoreUnavailable
 from ...protocol.model import ArtifactUpdate, TaskEvent
 from ...protocol.params import MAX_ID_CHARS
-from .. import Listener, StoreUnavailable
+from .. import Listener
 from ..documents import event_of
 from ..fanout import LocalTaskEvents
 from .pool import FIRST_RETRY, LAST_RETRY, Connection, Pool, Row

@@ -30,8 +30,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
+from ...core.errors import StoreUnavailable
 from ...protocol.errors import A2AError
-from .. import StoreUnavailable
 from .schema import migrate
 
 logger = logging.getLogger(__name__)
