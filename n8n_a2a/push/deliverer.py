@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import trio
 from trio.lowlevel import ParkingLot
 
+from ..core.errors import StoreUnavailable
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.model import TaskEvent
@@ -236,7 +237,7 @@ class Deliverer:
             case ReadTask(task_id=task_id):
                 try:
                     task = await self._tasks.get(task_id)
-                except A2AError:
+                except (A2AError, StoreUnavailable):  # gone, or not to be read now: not posted
                     task = None
                 return TaskRead(task, trio.current_time())
             case WaitUntil(at=at):
