@@ -34,6 +34,7 @@ MARKERS_BY_PATH = {
     "tests/test_readme.py": ("slow",),
     "tests/test_scripts.py": ("slow",),
     "tests/test_main.py": ("slow",),
+    "tests/test_server.py": ("slow",),
 }
 
 

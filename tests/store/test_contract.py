@@ -21,25 +21,12 @@ from n8n_a2a.protocol.model import (
     Part,
     Role,
     StatusUpdate,
-    Task,
     TaskState,
-    TaskStatus,
 )
 from n8n_a2a.protocol.versions import V1
 from n8n_a2a.store import Change, TaskStore
 from n8n_a2a.store.memory import MemoryTaskStore
-
-
-class Ticking:
-    """A clock that moves one second each time it is read."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
+from tests.support.store_tasks import Ticking, answer, finished, new_task, waiting
 
 StoreFactory = Callable[..., TaskStore]
 
@@ -60,35 +47,6 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreFacto
 
     yield make
     await pool.close()
-
-
-_serial = iter(range(1_000_000))
-
-
-def new_task(
-    clock: Callable[[], datetime], context_id: str = "c-1", owner: str | None = None
-) -> Task:
-    task_id = f"t-{next(_serial)}"
-    user = Message("m-1", Role.USER, (Part("hi"),), task_id, context_id)
-    status = TaskStatus(TaskState.SUBMITTED, clock())
-    return Task(task_id, context_id, status, (user,), owner=owner)
-
-
-def answer(clock: Callable[[], datetime], text: str = "12 pallets") -> Change:
-    reply = Message("m-2", Role.AGENT, (Part(text),))
-    artifact = Artifact("a-1", "answer", (Part(text),))
-    return Change(
-        TaskState.COMPLETED, clock(), reply, (artifact,), metadata={"outcome": "ANSWERED"}
-    )
-
-
-async def finished(store: TaskStore, clock: Callable[[], datetime], text: str = "x") -> str:
-    task = new_task(clock)
-    await store.create(task)
-    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
-    assert working is not None
-    assert await store.move(task.id, working.task.version, answer(clock, text)) is not None
-    return task.id
 
 
 async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory) -> None:
@@ -147,20 +105,6 @@ async def test_data_and_file_parts_read_back_as_written(make_store: StoreFactory
     assert (await store.get(task.id)).history[0] == user
 
 
-async def waiting(store: TaskStore, clock: Callable[[], datetime]) -> Task:
-    """A task whose workflow asked a question: in input-required."""
-    task = new_task(clock)
-    await store.create(task)
-    working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))
-    assert working is not None
-    question = Message("m-q", Role.AGENT, (Part("Which item?"),))
-    asked = await store.move(
-        task.id, working.task.version, Change(TaskState.INPUT_REQUIRED, clock(), question)
-    )
-    assert asked is not None
-    return asked.task
-
-
 async def test_a_next_turn_joins_the_history_in_order(make_store: StoreFactory) -> None:
     clock = Ticking()
     store = make_store(clock=clock)
@@ -204,21 +148,6 @@ async def test_a_task_waiting_for_input_outlives_the_time_to_live(
     assert (await store.get(asked.id)).status.state is TaskState.INPUT_REQUIRED
     with pytest.raises(A2AError):
         await store.get(done)
-
-
-async def test_a_task_waiting_for_input_counts_toward_the_memory_bound() -> None:
-    clock = Ticking()
-    store = MemoryTaskStore(max_tasks=2, ttl_seconds=10, clock=clock)
-    await waiting(store, clock)
-    await finished(store, clock)
-    clock.now += timedelta(seconds=30)
-    await store.create(new_task(clock))
-    with pytest.raises(A2AError) as raised:
-        await store.create(new_task(clock))
-    assert raised.value.code is ErrorCode.SERVER_BUSY
-    assert "waiting for input" in raised.value.message
-    assert "ADAPTER_MAX_TASKS" in raised.value.message
-    assert "ADAPTER_INPUT_TTL" in raised.value.message
 
 
 async def test_a_move_from_an_old_version_changes_nothing(make_store: StoreFactory) -> None:
@@ -268,30 +197,6 @@ async def test_finished_tasks_leave_after_their_time_to_live(make_store: StoreFa
 
 # Bounded by count as well: the in-memory store only. PostgreSQL keeps what the time to
 # live leaves, on disk, shared by the replicas.
-
-
-async def test_a_full_memory_store_evicts_the_oldest_finished_first() -> None:
-    clock = Ticking()
-    store = MemoryTaskStore(max_tasks=3, clock=clock)
-    running = new_task(clock)
-    await store.create(running)
-    first, second = await finished(store, clock), await finished(store, clock)
-    third = await finished(store, clock)
-    held = {t.id for t in (await store.list(ListTasks(), None)).tasks}
-    assert held == {running.id, second, third}
-    with pytest.raises(A2AError):
-        await store.get(first)
-
-
-async def test_a_memory_store_full_of_unfinished_tasks_refuses() -> None:
-    clock = Ticking()
-    store = MemoryTaskStore(max_tasks=2, clock=clock)
-    await store.create(new_task(clock))
-    await store.create(new_task(clock))
-    with pytest.raises(A2AError) as raised:
-        await store.create(new_task(clock))
-    assert raised.value.code is ErrorCode.SERVER_BUSY
-    assert "ADAPTER_MAX_TASKS" in raised.value.message
 
 
 async def test_list_filters_and_pages_newest_first(make_store: StoreFactory) -> None:

@@ -1,0 +1,56 @@
+"""What each operation that answers at once does, whatever binding carried it: the
+executor's call, and its result in the codec's shapes."""
+
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+
+from n8n_a2a.app.edge import Edge
+from n8n_a2a.app.operations import perform
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.executor import Executor
+from n8n_a2a.observability.metrics import Metrics
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import GetTask, ListTasks
+from n8n_a2a.protocol.push import GetPushConfig
+from n8n_a2a.protocol.versions import V03, V1
+from n8n_a2a.push.service import PushNotifications
+from tests.support.adapter import make_settings
+from tests.support.executor import ScriptedWorkflow, executor_for, message
+
+
+def edge_of(executor: Executor) -> Edge:
+    push = cast(PushNotifications, None)  # reached only for a task the caller may see
+    return Edge(make_settings(), executor, Metrics(), push, None, lambda: None)
+
+
+async def test_a_blocking_send_answers_the_finished_task_in_the_codecs_shapes() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        edge = edge_of(executor)
+        v1 = await perform(edge, V1, message("12 pallets", blocking=True), Caller())
+        v03 = await perform(edge, V03, message("12 pallets", blocking=True), Caller())
+    assert isinstance(v1, dict) and isinstance(v03, dict)
+    assert v1["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert (v03["kind"], v03["status"]["state"]) == ("task", "completed")
+
+
+async def test_get_and_list_answer_the_callers_tasks() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        edge = edge_of(executor)
+        sent = await perform(edge, V1, message("hi", blocking=True), Caller())
+        assert isinstance(sent, dict)
+        task_id = sent["task"]["id"]
+        got = await perform(edge, V1, GetTask(task_id), Caller())
+        page = await perform(edge, V1, ListTasks(), Caller())
+    assert isinstance(got, dict) and isinstance(page, dict)
+    assert got["id"] == task_id
+    assert [task["id"] for task in page["tasks"]] == [task_id]
+
+
+async def test_a_push_operation_on_a_task_the_caller_cannot_see_is_an_unknown_task() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        with pytest.raises(A2AError) as refused:
+            await perform(edge_of(executor), V1, GetPushConfig("t-none", "c-1"), Caller())
+    assert refused.value.code is ErrorCode.TASK_NOT_FOUND

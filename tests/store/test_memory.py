@@ -1,0 +1,52 @@
+"""What only the in-memory store does: its bound of ADAPTER_MAX_TASKS, the oldest finished
+task evicted first (the contract every store keeps is tests/store/test_contract.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.model import ListTasks
+from n8n_a2a.store.memory import MemoryTaskStore
+from tests.support.store_tasks import Ticking, finished, new_task, waiting
+
+
+async def test_a_task_waiting_for_input_counts_toward_the_memory_bound() -> None:
+    clock = Ticking()
+    store = MemoryTaskStore(max_tasks=2, ttl_seconds=10, clock=clock)
+    await waiting(store, clock)
+    await finished(store, clock)
+    clock.now += timedelta(seconds=30)
+    await store.create(new_task(clock))
+    with pytest.raises(A2AError) as raised:
+        await store.create(new_task(clock))
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "waiting for input" in raised.value.message
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
+    assert "ADAPTER_INPUT_TTL" in raised.value.message
+
+
+async def test_a_full_memory_store_evicts_the_oldest_finished_first() -> None:
+    clock = Ticking()
+    store = MemoryTaskStore(max_tasks=3, clock=clock)
+    running = new_task(clock)
+    await store.create(running)
+    first, second = await finished(store, clock), await finished(store, clock)
+    third = await finished(store, clock)
+    held = {t.id for t in (await store.list(ListTasks(), None)).tasks}
+    assert held == {running.id, second, third}
+    with pytest.raises(A2AError):
+        await store.get(first)
+
+
+async def test_a_memory_store_full_of_unfinished_tasks_refuses() -> None:
+    clock = Ticking()
+    store = MemoryTaskStore(max_tasks=2, clock=clock)
+    await store.create(new_task(clock))
+    await store.create(new_task(clock))
+    with pytest.raises(A2AError) as raised:
+        await store.create(new_task(clock))
+    assert raised.value.code is ErrorCode.SERVER_BUSY
+    assert "ADAPTER_MAX_TASKS" in raised.value.message
