@@ -142,7 +142,7 @@ class PushNotifications:
             self._deliverer.deliver_to(config)
 
     def stand_down(self, task_id: str) -> None:
-        """The adopted task had ended already: its routes end with nothing to deliver."""
+        """The task taken over had ended already: its routes end with nothing to deliver."""
         self._deliverer.task_ended(task_id)
 
     async def _hold(self, config: PushConfig) -> None:

@@ -80,17 +80,17 @@ async def test_a_store_out_of_reach_skips_a_round_and_no_more(
 
 @dataclass
 class FakeTakeover:
-    adopted: list[str] = field(default_factory=list)
+    taken_over: list[str] = field(default_factory=list)
     released: list[str] = field(default_factory=list)
 
     async def take_over(self, task_id: str) -> None:
-        self.adopted.append(task_id)
+        self.taken_over.append(task_id)
 
     def stand_down(self, task_id: str) -> None:
         self.released.append(task_id)
 
 
-async def test_a_lost_task_is_adopted_first_and_let_go_if_it_had_ended(
+async def test_a_lost_task_is_taken_over_first_and_stood_down_if_it_had_ended(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     class EndedAlready(FakeRunner):
@@ -102,5 +102,5 @@ async def test_a_lost_task_is_adopted_first_and_let_go_if_it_had_ended(
     takeover = FakeTakeover()
     with trio.move_on_after(1):
         await keep_leases(leases, runner, 15, takeover)
-    assert takeover.adopted == runner.lost == ["t-dead", "t-ended"]
+    assert takeover.taken_over == runner.lost == ["t-dead", "t-ended"]
     assert takeover.released == ["t-ended"]
