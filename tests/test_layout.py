@@ -94,18 +94,6 @@ def test_a_package_init_holds_no_helpers() -> None:
     )
 
 
-#: Modules whose tests still live in a file they share: the codec modules' in
-#: tests/protocol/test_codecs.py, split with the codec (issue 29). Shrinks, never grows.
-SHARING_A_TEST_FILE = {
-    "n8n_a2a/protocol/codec.py",
-    "n8n_a2a/protocol/model.py",
-    "n8n_a2a/protocol/params.py",
-    "n8n_a2a/protocol/v03.py",
-    "n8n_a2a/protocol/v1.py",
-    "n8n_a2a/protocol/versions.py",
-}
-
-
 def own_test_file(module: Path) -> Path:
     """Where a module's tests live: n8n_a2a/a/b.py in tests/a/test_b.py (__main__ in
     tests/test_main.py)."""
@@ -117,16 +105,11 @@ def own_test_file(module: Path) -> Path:
 def test_every_module_has_its_own_test_file() -> None:
     modules = [path for path in sources("n8n_a2a") if path.name != "__init__.py"]
     missing = sorted(
-        str(path.relative_to(ROOT))
-        for path in modules
-        if not own_test_file(path).exists()
-        and str(path.relative_to(ROOT)) not in SHARING_A_TEST_FILE
+        str(path.relative_to(ROOT)) for path in modules if not own_test_file(path).exists()
     )
     assert not missing, "a module without tests/<its folder>/test_<its name>.py:\n" + "\n".join(
         missing
     )
-    found = sorted(m for m in SHARING_A_TEST_FILE if own_test_file(ROOT / m).exists())
-    assert not found, "these have their own test file now; take them off the list: " + str(found)
 
 
 def test_the_rules_see_the_imports_they_refuse() -> None:
