@@ -311,6 +311,36 @@ async def test_a_client_that_stops_taking_its_response_is_cut(
         await client.aclose()  # (else a server that never cuts it never stops either)
 
 
+async def test_a_stream_whose_client_stops_reading_is_cut_by_the_send_timeout(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter = await start(
+        stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT, **LARGE_TASKS
+    )
+    # A stream whose last event carries a 900 kB artifact, to a client that takes none
+    # of it: the events go out as one body, piece by piece, each bound by the timeout.
+    streaming = {**send_v1("answer:" + "x" * 900_000), "method": "SendStreamingMessage"}
+    client = await client_with_small_window(adapter)
+    try:
+        await client.send(post("/", json.dumps(streaming).encode(), "A2A-Version: 1.0"))
+        await trio.sleep(SHORT * 4)
+        received = 0
+        with trio.fail_after(BOUND):
+            while True:
+                try:
+                    data = await client.stream.receive_some()
+                except trio.BrokenResourceError:
+                    break
+                if not data:
+                    break
+                received += len(data)
+        assert 0 < received < 900_000
+    finally:
+        await client.aclose()
+    async with httpx.AsyncClient(timeout=BOUND) as http:
+        assert (await http.get(adapter + "healthz")).status_code == 200
+
+
 async def test_a_client_that_takes_its_response_slowly_gets_it_whole(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
