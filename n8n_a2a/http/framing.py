@@ -18,6 +18,12 @@ And the `Upgrade` header is dropped (RFC 9110 §7.8 lets a server ignore it): hy
 would switch to HTTP/2 on `h2c` and to a WebSocket on `websocket`. The request is
 answered as HTTP/1.1.
 
+Once the last request of a connection is read (HTTP/1.0, or an answer that says
+`Connection: close`), what the client sends after it is dropped unread (RFC 9112 §9.6):
+h11 raises on it, and hypercorn then answered 400 instead (an HTTP/1.0 POST's stray
+CRLF) or closed the connection under the answer being written (a request pipelined
+behind one answered before its body was read).
+
 The checks read the request's head only, once per request: never its body.
 """
 
@@ -38,7 +44,14 @@ class HTTP11Connection(h11.Connection):
     def __init__(self, max_incomplete_event_size: int) -> None:
         super().__init__(h11.SERVER, max_incomplete_event_size=max_incomplete_event_size)
 
+    def receive_data(self, data: bytes) -> None:
+        if data and self.their_state is h11.MUST_CLOSE:
+            return  # after the connection's last request: never read
+        super().receive_data(data)
+
     def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        if self.their_state is h11.MUST_CLOSE:
+            return h11.NEED_DATA  # (not what came with the last request either)
         if self.their_state is not h11.IDLE:
             return super().next_event()
         # Waiting for a request: what is buffered begins with its head, as h11 takes it.

@@ -120,3 +120,21 @@ def test_upgrade_is_dropped_and_every_other_header_kept_as_sent() -> None:
         (b"HTTP2-Settings", b"AAMAAABk"),
     ]
     assert (request.method, request.target, request.http_version) == (b"GET", b"/healthz", b"1.1")
+
+
+def test_after_the_connection_s_last_request_nothing_more_is_read() -> None:
+    connection = HTTP11Connection(max_incomplete_event_size=16 * 1024)
+    post = b"POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}"
+    connection.receive_data(post + b"\r\nGET / HTTP/1.1\r\n")
+    assert [type(connection.next_event()) for _ in range(3)] == [
+        h11.Request,
+        h11.Data,
+        h11.EndOfMessage,
+    ]
+    assert connection.their_state is h11.MUST_CLOSE  # HTTP/1.0: the connection's last
+    connection.receive_data(b"x" * 100_000)
+    assert connection.next_event() is h11.NEED_DATA  # where h11 raises
+    assert connection.trailing_data == (b"\r\nGET / HTTP/1.1\r\n", False)  # nothing kept
+    connection.send(h11.Response(status_code=200, headers=[("Content-Length", "0")]))
+    connection.send(h11.EndOfMessage())
+    assert connection.our_state is h11.MUST_CLOSE

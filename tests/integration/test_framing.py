@@ -237,3 +237,33 @@ async def test_well_framed_requests_are_served_as_before(
     assert [reply.status for reply in replies] == [200, 200, 200]
     assert replies[1].json["error"]["code"] == -32600  # {} is no JSON-RPC request
     await client.closed_by_server()  # HTTP/1.0 closes after its answer
+
+
+async def test_an_http_1_0_post_with_a_stray_crlf_gets_its_answer(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # RFC 9112 §2.2: some old HTTP/1.0 clients send a CRLF after a POST's body.
+    adapter = await adapter_for(stub, start_adapter)
+    client = await Client.open(adapter)
+    head = post_head("/", 2).replace(b"HTTP/1.1", b"HTTP/1.0")
+    await client.send(head + b"{}\r\n")
+    reply = await client.reply()
+    assert reply.status == 200
+    assert reply.json["error"]["code"] == -32600  # {} read whole, and answered
+    await client.closed_by_server()
+
+
+async def test_a_request_pipelined_behind_an_early_answer_never_cuts_it(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Answered before its body was read: the answer says Connection: close, and what
+    # follows is never read. hypercorn raced that answer, closing under it about half
+    # the time: twenty tries.
+    adapter = await adapter_for(stub, start_adapter)
+    for _ in range(20):
+        client = await Client.open(adapter)
+        await client.send(post("/nowhere", b"{}") + get("/healthz"))
+        reply = await client.reply()
+        assert (reply.status, reply.headers["connection"]) == (404, "close")
+        assert await client.closed_by_server() < PROMPT
+        await client.aclose()
