@@ -85,6 +85,20 @@ class Client:
                     break
         return trio.current_time() - started
 
+    async def everything(self) -> bytes:
+        """All the bytes the server sends until it closes or resets the connection; fails
+        after BOUND."""
+        received = b""
+        with trio.fail_after(BOUND):
+            while True:
+                try:
+                    data = await self.stream.receive_some()
+                except trio.BrokenResourceError:  # a reset is a close too
+                    return received
+                if not data:
+                    return received
+                received += data
+
     async def aclose(self) -> None:
         await self.stream.aclose()
 
