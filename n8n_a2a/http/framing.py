@@ -70,8 +70,8 @@ def accepted(request: h11.Request, buffered: bytes) -> h11.Request:
             f"HTTP/{request.http_version.decode()} is not served here: HTTP/1.1 only",
             error_status_hint=505,
         )
-    end = _HEAD_END.search(buffered)
-    head = buffered if end is None else buffered[: end.end()]
+    end = _HEAD_END.search(buffered)  # (there is one: h11 read a request)
+    head = buffered[: end.end()] if end else buffered
     if head.count(b"\n") != head.count(b"\r\n"):
         raise h11.RemoteProtocolError("a line of the request's head ends in a bare LF")
     names = {name for name, _ in request.headers}
