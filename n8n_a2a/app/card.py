@@ -87,7 +87,10 @@ def not_modified(headers: Lookup, etag: str, last_modified: datetime) -> bool:
         return False
     try:
         return parsedate_to_datetime(if_modified_since) >= last_modified
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        # Not a date, whatever the reason: garbage, a field out of range (ValueError), a
+        # number past C's (OverflowError), no zone to compare with (TypeError). RFC 9110
+        # §13.1.3: a field that is no valid HTTP-date is ignored.
         return False
 
 

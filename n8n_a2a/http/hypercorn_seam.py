@@ -18,9 +18,17 @@
   unanswered in the listen backlog (trio.serve_listeners logs each failure, with its
   traceback, ten times a second).
 
+And its HTTP/1.1 protocol switches a connection to HTTP/2 on the prior-knowledge preface
+or `Upgrade: h2c` (H11Protocol raises H2ProtocolAssumedError or H2CProtocolRequiredError,
+and ProtocolWrapper.handle makes an H2Protocol), and to a WebSocket on `Upgrade:
+websocket`: paths whose flow control and reads no timer of ours bounds. The adapter
+serves HTTP/1.1 only (an ingress in front speaks it to us).
+
 So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 and all)
 on a stream of ours (connection.py), inside a cancel scope whose deadline follows a
-ConnectionTimer (timer.py). The accept loop here counts connections and answers one past
+ConnectionTimer (timer.py); its protocol reads requests from an h11 connection of ours
+(framing.py), which refuses the preface and drops `Upgrade`, so that no request ever
+makes hypercorn switch. The accept loop here counts connections and answers one past
 the limit with a 503; where accept(2) fails for want of descriptors or memory all the
 same, its listener waits and tries again (listener.py).
 
@@ -37,6 +45,8 @@ from functools import partial
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
+from hypercorn.protocol import ProtocolWrapper
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -46,6 +56,7 @@ from hypercorn.utils import repr_socket_addr
 from ..config import Settings
 from .connection import Connection, Exchanges, busy_response, read_timeout_response, say_farewell
 from .descriptors import ConnectionLimits
+from .framing import HTTP11Connection
 from .listener import PatientListener
 from .timer import ConnectionTimer
 
@@ -150,7 +161,7 @@ class _Acceptor:
             # hypercorn 0.18 annotates the stream as an SSLStream, but its plain-TCP path
             # takes any stream with a `socket` and no `do_handshake` (0.17 annotates
             # trio.abc.Stream).
-            server = TCPServer(app, self._config, self._context, self._state, connection)  # type: ignore[arg-type]
+            server = _HTTP11Server(app, self._config, self._context, self._state, connection)  # type: ignore[arg-type]
             await server.run()
         if connection.timed_out_reading:
             # The request's sender learns why; a client that sent nothing yet (idle
@@ -171,3 +182,25 @@ class _Acceptor:
             await say_farewell(stream, self._busy, drop_request=True)
         finally:
             self._refusing -= 1
+
+
+class _HTTP11Server(TCPServer):
+    """hypercorn's per-connection server, its protocol reading requests through an
+    HTTP11Connection.
+
+    TCPServer makes its ProtocolWrapper inside `run`, before the first byte is read, and
+    the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2), which makes
+    its h11 connection: that one is replaced as the wrapper is stored.
+    """
+
+    @property
+    def protocol(self) -> ProtocolWrapper:
+        return self._wrapper
+
+    @protocol.setter
+    def protocol(self, wrapper: ProtocolWrapper) -> None:
+        if not isinstance(wrapper.protocol, H11Protocol):
+            raise TypeError(f"hypercorn chose {type(wrapper.protocol).__name__}, not HTTP/1.1")
+        size = self.config.h11_max_incomplete_size
+        wrapper.protocol.connection = HTTP11Connection(max_incomplete_event_size=size)
+        self._wrapper = wrapper

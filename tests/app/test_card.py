@@ -107,6 +107,44 @@ def test_a_conditional_get_is_answered_304_when_the_client_has_the_card(
     assert not_modified(headers, ETAG, STARTED) is expected
 
 
+@pytest.mark.parametrize(
+    "date",
+    [
+        "Mon, 01 Jan 99999999999 00:00:00 GMT",  # a year past C's long
+        "Mon, 01 Jan 10000 00:00:00 GMT",  # past datetime's last year
+        "Mon, 01 Jan 0000 00:00:00 GMT",
+        "Sun, 00 Jan 2026 00:00:00 GMT",
+        "Mon, 31 Feb 2026 00:00:00 GMT",
+        "Mon, 01 Jan 2026 25:61:61 GMT",
+        "Mon, 01 Jan 2026 00:00:" + "9" * 30 + " GMT",
+        "Mon, 01 Jan 2026 00:00:00 +99999999999999",  # a zone past C's int
+        "Mon, 01 Jan 2026 00:00:00 +9999",  # past a day's offset
+        "Mon, 01 Jan 2026 00:00:00 -0000",  # no zone to compare with
+        "",
+        "Mon,",
+        "lundi, 1er janvier 2100 à midi",
+        "\x00\x01",
+        "Mon, 01 Jan " + "x" * 10_000,
+        "9" * 10_000,
+    ],
+)
+def test_an_unreadable_date_is_no_date_and_the_card_is_served(date: str) -> None:
+    # STARTED - 1 s would be False anyway: what matters is that nothing is raised.
+    assert not_modified({"If-Modified-Since": date}, ETAG, STARTED) is False
+
+
+async def test_the_card_route_serves_the_card_for_a_date_past_any_calendar() -> None:
+    app = QuartTrio(__name__)
+    CardRoute(make_settings()).add_to(app)
+    client = app.test_client()
+    path = "/.well-known/agent-card.json"
+    plain = await client.get(path)
+    odd = await client.get(
+        path, headers={"If-Modified-Since": "Mon, 01 Jan 99999999999 00:00:00 GMT"}
+    )
+    assert (odd.status_code, await odd.get_data()) == (200, await plain.get_data())
+
+
 class Verifier:
     """What the card route reads of the OIDC verifier: whether the keys are loaded, and the
     issuer's code flow from its discovery document."""

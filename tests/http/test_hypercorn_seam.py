@@ -29,6 +29,8 @@ PUBLIC = {"hypercorn.config", "hypercorn.typing"}
 IMPORTED = {
     "hypercorn.app_wrappers": {"ASGIWrapper"},
     "hypercorn.config": {"Config", "Sockets"},
+    "hypercorn.protocol": {"ProtocolWrapper"},
+    "hypercorn.protocol.h11": {"H11Protocol"},
     "hypercorn.trio.lifespan": {"Lifespan"},
     "hypercorn.trio.tcp_server": {"TCPServer"},
     "hypercorn.trio.worker_context": {"WorkerContext"},
@@ -143,3 +145,43 @@ def test_the_per_connection_server_takes_our_stream_as_plain_tcp() -> None:
     assert "socket = self.stream.socket" in run, f"hypercorn {HYPERCORN} finds the socket otherwise"
     assert not hasattr(Connection, "do_handshake")
     assert isinstance(inspect.getattr_static(Connection, "socket"), property)
+
+
+def test_the_per_connection_server_makes_its_protocol_where_the_seam_swaps_its_h11() -> None:
+    from hypercorn.config import Config
+    from hypercorn.protocol import ProtocolWrapper
+    from hypercorn.protocol.h11 import H11Protocol
+    from hypercorn.trio.tcp_server import TCPServer
+
+    # The seam's TCPServer stores the protocol through a property: TCPServer must only
+    # declare it in __init__, and assign it once in run, before any byte is read.
+    assert "self.protocol: ProtocolWrapper\n" in inspect.getsource(TCPServer.__init__)
+    run = inspect.getsource(TCPServer.run)
+    assert run.count("self.protocol = ProtocolWrapper(") == 1, f"hypercorn {HYPERCORN} changed"
+    assert run.index("self.protocol = ProtocolWrapper(") < run.index("await self._read_data()")
+    # The wrapper makes an H11Protocol unless ALPN asked for h2 (only over TLS), and the
+    # H11Protocol reads every request from the h11 connection in its `connection`, made
+    # with the size the seam gives its own.
+    wrapper = inspect.getsource(ProtocolWrapper.__init__)
+    assert 'if alpn_protocol == "h2":' in wrapper, f"hypercorn {HYPERCORN} picks otherwise"
+    assert "self.protocol = H11Protocol(" in wrapper
+    made = inspect.getsource(H11Protocol.__init__)
+    assert "self.connection: h11.Connection | H11WSConnection = h11.Connection(" in made
+    assert "max_incomplete_event_size=self.config.h11_max_incomplete_size" in made
+    assert isinstance(Config().h11_max_incomplete_size, int)
+    assert "event = self.connection.next_event()" in inspect.getsource(H11Protocol)
+
+
+def test_hypercorn_switches_protocols_only_on_what_the_seam_refuses_or_drops() -> None:
+    from hypercorn.protocol.h11 import H11Protocol
+
+    # HTTP/2 by the prior-knowledge request line (a version framing.py refuses) or by
+    # `Upgrade: h2c`, a WebSocket by `Upgrade: websocket` (framing.py drops Upgrade).
+    source = inspect.getsource(H11Protocol)
+    assert source.count("raise H2ProtocolAssumedError(") == 1
+    assert source.count("raise H2CProtocolRequiredError(") == 1
+    assert source.count("WSStream(") == 1
+    assert 'event.http_version == b"2.0"' in source, f"hypercorn {HYPERCORN} assumes h2 otherwise"
+    assert source.count('sanitised_name == "upgrade"') == 2, (
+        f"hypercorn {HYPERCORN} upgrades otherwise"
+    )
