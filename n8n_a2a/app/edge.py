@@ -12,7 +12,14 @@ from quart import Response
 
 from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
 from ..config import Settings
-from ..core.errors import AdapterError, AuthFailure, AuthReason, StoreUnavailable, SubscriberTooSlow
+from ..core.errors import (
+    AdapterError,
+    AtCapacity,
+    AuthFailure,
+    AuthReason,
+    StoreUnavailable,
+    SubscriberTooSlow,
+)
 from ..executor import Executor
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
@@ -32,6 +39,7 @@ logger = logging.getLogger(__name__)
 WIRE_CODES: dict[type[AdapterError], ErrorCode] = {
     StoreUnavailable: ErrorCode.SERVER_BUSY,  # retry later
     SubscriberTooSlow: ErrorCode.SERVER_BUSY,  # the stream ends; the task goes on
+    AtCapacity: ErrorCode.SERVER_BUSY,  # nothing done; retry later
     AuthFailure: ErrorCode.INVALID_REQUEST,  # with the status below, in either binding
 }
 #: A refused caller's HTTP status: 401 (no token, or a token refused), but 403 for a good

@@ -1,7 +1,8 @@
 """The adapter's own errors: plain exceptions, whatever wire the request came by.
 
 The wire's errors (A2AError, its codes) are protocol/errors.py's; these are the
-adapter's: its store out of reach, a subscriber too slow, a caller refused. The edge
+adapter's: its store out of reach, a subscriber too slow, a bound full, a caller
+refused. The edge
 answers each with a JSON-RPC code and an HTTP status, from one table
 (app/edge.py, `wire_error`), so a store or a verifier never picks a code. A message is
 shown to the caller as it is: it never holds a token. Pure: no I/O.
@@ -37,6 +38,12 @@ class SubscriberTooSlow(AdapterError):
             f"This stream fell too far behind task {task_id} and was closed; the task goes "
             "on: GetTask or SubscribeToTask shows where it is"
         )
+
+
+class AtCapacity(AdapterError):
+    """A bound of the adapter's is full (call slots, tasks kept, streams of one caller,
+    push lookups) or it is shutting down: nothing was done, the caller may retry later.
+    `message` names the bound's setting."""
 
 
 class AuthReason(enum.Enum):

@@ -30,9 +30,8 @@ import trio
 from ..auth.caller import Caller
 from ..core import lifecycle
 from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
-from ..core.errors import StoreUnavailable
+from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
-from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import TaskEvents
@@ -137,14 +136,11 @@ class CallRunner:
         return task_id in self._calls
 
     def admit(self) -> None:
-        """Raise SERVER_BUSY unless a new call may start or wait for its slot."""
+        """Raise AtCapacity unless a new call may start or wait for its slot."""
         if not self._accepting:
-            raise A2AError(
-                ErrorCode.SERVER_BUSY, "The adapter is shutting down; send the message again"
-            )
+            raise AtCapacity("The adapter is shutting down; send the message again")
         if self._slots.full:
-            raise A2AError(
-                ErrorCode.SERVER_BUSY,
+            raise AtCapacity(
                 f"Server busy: {self.in_flight} webhook calls are running and {self.queued} "
                 "are waiting (ADAPTER_MAX_CONCURRENT_CALLS, ADAPTER_MAX_QUEUED_CALLS); "
                 "retry later",

@@ -18,8 +18,7 @@ from contextlib import contextmanager
 import trio
 
 from ..auth.caller import Owner
-from ..core.errors import SubscriberTooSlow
-from ..protocol.errors import A2AError, ErrorCode
+from ..core.errors import AtCapacity, SubscriberTooSlow
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 
 #: Events a subscriber may fall behind by before it is dropped. A task makes a handful
@@ -80,8 +79,7 @@ class StreamQuota:
         """-32000 when the caller has its limit of streams open already."""
         if self._open[owner] >= self._limit:
             who = "Anonymous callers have" if owner is None else "This caller has"
-            raise A2AError(
-                ErrorCode.SERVER_BUSY,
+            raise AtCapacity(
                 f"{who} {self._limit} streams open (ADAPTER_MAX_STREAMS_PER_CALLER): close "
                 "one, or follow the task with GetTask or push notifications",
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..protocol.errors import A2AError, ErrorCode
+from ..core.errors import AtCapacity
 from ..protocol.push import PushConfig
 from ..store.fanout import Clock, utc_now
 
@@ -66,8 +66,7 @@ class MemoryPushConfigStore:
         while len(self._by_task) >= self._max_tasks and self._ended:
             self._forget(next(iter(self._ended)))
         if len(self._by_task) >= self._max_tasks:
-            raise A2AError(
-                ErrorCode.SERVER_BUSY,
+            raise AtCapacity(
                 f"Server busy: {self._max_tasks} running tasks have push notification configs "
                 "(ADAPTER_MAX_TASKS); retry later",
             )

@@ -12,7 +12,7 @@ import binascii
 import trio
 
 from ..auth.caller import Owner
-from ..core.errors import StoreUnavailable
+from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.lifecycle import is_terminal
 from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
@@ -72,7 +72,7 @@ class PushNotifications:
             return
         raise self._late(lookup, owner)
 
-    def _late(self, lookup: CallerLookup, owner: Owner) -> A2AError:
+    def _late(self, lookup: CallerLookup, owner: Owner) -> A2AError | AtCapacity:
         if lookup.started:
             return A2AError.invalid_params(
                 "The push notification URL is refused: its host did not resolve within "
@@ -84,8 +84,7 @@ class PushNotifications:
             if lookup.has_share
             else f"{who} {self._lookups.shares.tokens} lookups at once (one caller's most)"
         )
-        return A2AError(
-            ErrorCode.SERVER_BUSY,
+        return AtCapacity(
             f"The push notification URL's host could not be looked up within "
             f"{LOOKUP_TIMEOUT:g} s: {taken} are all taken by names that have not answered "
             "yet; try again later",

@@ -105,7 +105,7 @@ class TaskStore(Protocol):
     """Tasks by id. Every method may be called from any task of the process."""
 
     async def create(self, task: Task) -> None:
-        """Hold a new task (version 0); A2AError SERVER_BUSY when there is no room."""
+        """Hold a new task (version 0); AtCapacity when there is no room."""
 
     async def get(self, task_id: str) -> Task:
         """The task; A2AError TASK_NOT_FOUND for an id the store does not hold."""

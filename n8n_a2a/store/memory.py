@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from ..core.errors import AtCapacity
 from ..core.lifecycle import check_move, is_terminal
-from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Task, TaskPage, TaskStatus
 from . import MAX_PAGE_BYTES, Change, Moved, change_events
 from .fanout import Clock, utc_now
@@ -128,8 +129,7 @@ class MemoryTaskStore:
         while len(self._tasks) >= self._max_tasks and self._finished:
             self._forget(next(iter(self._finished)))
         if len(self._tasks) >= self._max_tasks:
-            raise A2AError(
-                ErrorCode.SERVER_BUSY,
+            raise AtCapacity(
                 f"Server busy: all {self._max_tasks} tasks in the table are still running or "
                 "waiting for input (ADAPTER_MAX_TASKS; a task waits at most ADAPTER_INPUT_TTL); "
                 "retry later",

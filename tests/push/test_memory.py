@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.protocol.push import PushConfig
 from n8n_a2a.push.memory import MemoryPushConfigStore
 
@@ -83,9 +83,8 @@ async def test_full_it_drops_the_task_that_ended_first_and_never_a_running_one()
     assert await store.list("first") != ()
     await store.put(config("fourth", "a"), limit=8)
     assert await store.list("first") == ()
-    with pytest.raises(A2AError) as raised:
+    with pytest.raises(AtCapacity, match="ADAPTER_MAX_TASKS"):
         await store.put(config("fifth", "a"), limit=8)
-    assert raised.value.code is ErrorCode.SERVER_BUSY
 
 
 async def test_a_task_ended_twice_keeps_its_first_end() -> None:

@@ -11,6 +11,8 @@ import pytest
 import trio
 import trio.testing
 
+from n8n_a2a.app.edge import wire_error
+from n8n_a2a.core.errors import AdapterError
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import TaskState
 from n8n_a2a.protocol.push import (
@@ -162,12 +164,15 @@ async def create(
     """Make a config for `owner`; note what came of it (the config, or the error)."""
     try:
         answers.append(await push.create(CreatePushConfig(config(url, url)), owner))
-    except A2AError as error:
+    except (A2AError, AdapterError) as error:
         answers.append(error)
 
 
 def refusals(answers: list[object]) -> list[tuple[ErrorCode, str]]:
-    return sorted((a.code, a.message) for a in answers if isinstance(a, A2AError))
+    """The refusals as the caller reads them: the wire's code (the edge's table for the
+    adapter's own errors) and the message."""
+    refused = [wire_error(a) for a in answers if isinstance(a, A2AError | AdapterError)]
+    return sorted((a.code, a.message) for a in refused)
 
 
 async def test_a_name_with_no_answer_in_time_is_refused(autojump_clock: trio.abc.Clock) -> None:

@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.core.errors import AtCapacity
+from n8n_a2a.protocol.errors import A2AError
 from n8n_a2a.protocol.model import ListTasks
 from n8n_a2a.store.memory import MemoryTaskStore
 from tests.support.store_tasks import Ticking, finished, new_task, waiting
@@ -20,9 +21,8 @@ async def test_a_task_waiting_for_input_counts_toward_the_memory_bound() -> None
     await finished(store, clock)
     clock.now += timedelta(seconds=30)
     await store.create(new_task(clock))
-    with pytest.raises(A2AError) as raised:
+    with pytest.raises(AtCapacity) as raised:
         await store.create(new_task(clock))
-    assert raised.value.code is ErrorCode.SERVER_BUSY
     assert "waiting for input" in raised.value.message
     assert "ADAPTER_MAX_TASKS" in raised.value.message
     assert "ADAPTER_INPUT_TTL" in raised.value.message
@@ -46,7 +46,6 @@ async def test_a_memory_store_full_of_unfinished_tasks_refuses() -> None:
     store = MemoryTaskStore(max_tasks=2, clock=clock)
     await store.create(new_task(clock))
     await store.create(new_task(clock))
-    with pytest.raises(A2AError) as raised:
+    with pytest.raises(AtCapacity) as raised:
         await store.create(new_task(clock))
-    assert raised.value.code is ErrorCode.SERVER_BUSY
     assert "ADAPTER_MAX_TASKS" in raised.value.message
