@@ -311,7 +311,9 @@ async def test_a_cancel_storm_against_one_call_slot_leaves_the_server_serving(
     adapter = await start_adapter(stub.url, max_concurrent_calls=1)
     sent: list[str] = []
     answers: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(timeout=10) as client:
+    # 200 senders share the client's 100 connections: waiting for one is the test's own
+    # queue, bounded by the storm's 60 s, not a server answer late (10 s each).
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10, pool=60)) as client:
 
         async def post(document: dict[str, Any]) -> dict[str, Any]:
             reply = await client.post(adapter, json=document, headers=V1)
