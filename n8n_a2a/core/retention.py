@@ -45,30 +45,43 @@ def kept_message(message: Message, limit: int) -> tuple[Message, JSONObject]:
     marker, without its metadata, data and files: "cut": ["message"]. A lone surrogate
     (which UTF-8 cannot encode) becomes U+FFFD: "repaired": ["message"].
     """
-    marks: JSONObject = {}
-    extras = [message.metadata, *([part.metadata, part.data] for part in message.parts)]
-    try:
-        extras_json = json.dumps(extras, ensure_ascii=False)
-    except (ValueError, RecursionError):
-        extras_json = None  # too deep to encode again: not kept
+    # The message's JSON values (its metadata, each part's metadata and data), measured as
+    # the store will write them: in the order of the parts, so they can be put back.
+    values: list[Any] = [message.metadata, *([part.metadata, part.data] for part in message.parts)]
+    encoded = _encoded(values)
     texts = sum(_chars(part) for part in message.parts)
-    if extras_json is not None and texts + len(extras_json) <= limit:
-        repaired_json, repaired = repair(extras_json)
-        loaded: list[Any] = json.loads(repaired_json) if repaired else extras
-        metadata, part_extras = loaded[0], loaded[1:]
-        parts = []
-        for part, (part_metadata, data) in zip(message.parts, part_extras, strict=True):
-            kept_part, fixed = _kept_part(part, part_metadata, data)
-            repaired = repaired or fixed
-            parts.append(kept_part)
-        kept = replace(message, parts=tuple(parts), metadata=metadata)
-    else:
+    if encoded is None or texts + len(encoded) > limit:
         text, repaired = repair(cut(message.text, limit))
-        kept = replace(message, parts=(Part(text),), metadata=None)
-        marks["cut"] = ["message"]
+        kept, marks = replace(message, parts=(Part(text),), metadata=None), {"cut": ["message"]}
+    else:
+        kept, repaired = _kept_whole(message, values, encoded)
+        marks = {}
     if repaired:
         marks["repaired"] = ["message"]
     return kept, marks
+
+
+def _encoded(values: list[Any]) -> str | None:
+    """The values as JSON text; None for values too deep to encode again (not kept)."""
+    try:
+        return json.dumps(values, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _kept_whole(message: Message, values: list[Any], encoded: str) -> tuple[Message, bool]:
+    """The message with every part kept (files without their bytes), and whether any of it
+    was repaired. The values are read back from their JSON only when it had to be repaired."""
+    repaired_json, repaired = repair(encoded)
+    if repaired:
+        values = json.loads(repaired_json)
+    metadata, per_part = values[0], values[1:]
+    parts = []
+    for part, (part_metadata, data) in zip(message.parts, per_part, strict=True):
+        kept_part, fixed = _kept_part(part, part_metadata, data)
+        repaired = repaired or fixed
+        parts.append(kept_part)
+    return replace(message, parts=tuple(parts), metadata=metadata), repaired
 
 
 def _chars(part: Part) -> int:
