@@ -7,9 +7,10 @@ later it reads VmRSS. The adapter's bytecode is compiled first, as pip does at i
 (the dev environment's PYTHONDONTWRITEBYTECODE would have every start compile its ninety
 modules anew). Beside the wall time, the CPU the process used until the card: on a
 shared machine the less noisy of the two. Medians over the runs, per adapter (this checkout, and any
-`--adapter name=path`). Then one more start under `python -X importtime` and its imports
-until the card is served: the top ones by cumulative time (a package's own and its
-imports'), and the total of all. Runs in the dev venv, outside `bench/run`:
+`--adapter name=path`). Then `--importtime-runs` more starts under `python -X importtime`
+and their imports until the card is served, each module's figures the median over them:
+the top ones by cumulative time (a module's own and its imports'), and the total of all.
+Runs in the dev venv, outside `bench/run`:
     .venv/bin/python bench/startup.py --runs 10 --adapter before=/tmp/old-checkout
 """
 
@@ -92,12 +93,34 @@ def imports_of(stderr: bytes) -> list[Import]:
     return found
 
 
+def median_imports(starts: list[list[Import]]) -> list[Import]:
+    """Each module's median figures over the starts (one start alone moves by a third)."""
+    # A name may have two lines (a package's, around its submodule's): by name and count.
+    seen: dict[tuple[str, int], list[Import]] = {}
+    for imports in starts:
+        counts: dict[str, int] = {}
+        for item in imports:
+            counts[item.module] = counts.get(item.module, 0) + 1
+            seen.setdefault((item.module, counts[item.module]), []).append(item)
+    return [
+        Import(
+            module,
+            int(statistics.median(i.self_us for i in items)),
+            int(statistics.median(i.cumulative_us for i in items)),
+            items[0].depth,
+        )
+        for (module, _), items in seen.items()
+    ]
+
+
 def print_imports(name: str, imports: list[Import], top: int) -> None:
     total = sum(item.self_us for item in imports)
     print(f"{name}: {len(imports)} modules imported until the card, {total / 1000:.0f} ms in all")
-    print(f"  top {top} by cumulative ms:")
+    print(f"  top {top} by cumulative ms (then self ms):")
     for item in sorted(imports, key=lambda i: i.cumulative_us, reverse=True)[:top]:
         print(f"    {item.cumulative_us / 1000:7.1f}  {item.self_us / 1000:6.1f}  {item.module}")
+    ours = [item for item in imports if item.module.split(".")[0] == "n8n_a2a"]
+    print(f"  n8n_a2a's own: {len(ours)} modules, {sum(i.self_us for i in ours) / 1000:.0f} ms")
     heavy = ("psycopg", "jwt", "cryptography", "prometheus_client", "opentelemetry")
     loaded = sorted({i.module.split(".")[0] for i in imports if i.module.startswith(heavy)})
     print(f"  of {', '.join(heavy)}: {', '.join(loaded) or 'none'} imported")
@@ -115,6 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--importtime-runs", type=int, default=3)
     parser.add_argument("--adapter", action="append", default=[], metavar="NAME=PATH")
     arguments = parser.parse_args()
     targets = adapter_targets(arguments.adapter)
@@ -136,8 +160,9 @@ def main() -> None:
             flush=True,
         )
     for target in targets:
-        _, stderr = start_once(target, ("-X", "importtime"))
-        print_imports(target.name, imports_of(stderr), arguments.top)
+        runs = range(arguments.importtime_runs)
+        starts_imports = [imports_of(start_once(target, ("-X", "importtime"))[1]) for _ in runs]
+        print_imports(target.name, median_imports(starts_imports), arguments.top)
 
 
 if __name__ == "__main__":
