@@ -193,10 +193,11 @@ trio.run(main)
 """
 
 
-def test_a_default_start_imports_no_driver_nor_jose_it_does_not_use() -> None:
+def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> None:
     """Without a store URL, an issuer or a signing key, the PostgreSQL driver, PyJWT and
     cryptography (and our modules on them) cost the start their import and their memory
-    for nothing: they are imported by the configuration that names them, not before."""
+    for nothing, as does the streamed reply's reading without ADAPTER_WEBHOOK_STREAMING:
+    they are imported by the configuration that names them, not before."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -216,5 +217,11 @@ def test_a_default_start_imports_no_driver_nor_jose_it_does_not_use() -> None:
     modules = set(done.stdout.split())
     assert "n8n_a2a.app" in modules  # the listing is of a process that served
     unused = ("psycopg", "jwt", "cryptography")
-    ours = ("n8n_a2a.store.postgres", "n8n_a2a.push.postgres", "n8n_a2a.auth.verifier")
+    ours = (
+        "n8n_a2a.store.postgres",
+        "n8n_a2a.push.postgres",
+        "n8n_a2a.auth.verifier",
+        "n8n_a2a.webhook.streamed_reply",
+        "n8n_a2a.core.chunks",
+    )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []
