@@ -55,6 +55,8 @@ def start_once(target: Target, python_options: tuple[str, ...] = ()) -> tuple[St
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # `-m` puts the working directory first on sys.path: the target's, not this one.
+        cwd=target.checkout,
     )
     try:
         while http_get_status(port, CARD_PATH, timeout=0.05) != 200:
