@@ -167,3 +167,61 @@ async def test_a_signed_card_is_logged_by_its_key_name_and_the_key_is_shown_nowh
     assert len(cards[0]["signatures"]) == 1
     material = [row for row in key.read_text().splitlines() if not row.startswith("-----")]
     assert not [row for row in material if any(row in text for text in [output, *served])]
+
+
+#: A start with the default configuration, in a process of its own: once it serves, the
+#: names of every module it has imported, one a line.
+MODULES_ONCE_SERVING = """
+import sys
+from functools import partial
+
+import trio
+
+from n8n_a2a.config import load_settings
+from n8n_a2a.server import serve
+
+
+async def main() -> None:
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, load_settings(), shutdown_trigger=stop.wait))
+        print("\\n".join(sorted(sys.modules)))
+        stop.set()
+
+
+trio.run(main)
+"""
+
+
+def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> None:
+    """Without a store URL, an issuer or a signing key, the PostgreSQL driver, PyJWT and
+    cryptography (and our modules on them) cost the start their import and their memory
+    for nothing, as does the streamed reply's reading without ADAPTER_WEBHOOK_STREAMING:
+    they are imported by the configuration that names them, not before."""
+    port = free_port()
+    environ = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        **GOOD,
+        "ADAPTER_HOST": "127.0.0.1",
+        "ADAPTER_PORT": str(port),
+        "ADAPTER_PUBLIC_URL": f"http://127.0.0.1:{port}/",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", MODULES_ONCE_SERVING],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    modules = set(done.stdout.split())
+    assert "n8n_a2a.app" in modules  # the listing is of a process that served
+    unused = ("psycopg", "jwt", "cryptography")
+    ours = (
+        "n8n_a2a.store.postgres",
+        "n8n_a2a.push.postgres",
+        "n8n_a2a.auth.verifier",
+        "n8n_a2a.webhook.streamed_reply",
+        "n8n_a2a.core.chunks",
+    )
+    assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

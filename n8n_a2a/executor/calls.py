@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -36,10 +36,12 @@ from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
-from ..webhook.streamed_reply import Relay
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
+
+if TYPE_CHECKING:  # the streamed reply's reading, imported by the first such read
+    from ..webhook.streamed_reply import Relay
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.

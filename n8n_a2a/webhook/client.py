@@ -16,6 +16,7 @@ import ssl
 import zlib
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
@@ -27,7 +28,9 @@ from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..core.sanitising import repair
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .pool import StackPoolTransport
-from .streamed_reply import Relay, read_stream
+
+if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
+    from .streamed_reply import Relay
 
 #: The most of a reply that is read, decoded; a longer one is off contract anyway.
 MAX_REPLY_BYTES = 1024 * 1024
@@ -155,6 +158,8 @@ class WebhookClient:
             if encoding == "identity":
                 encoding = ""
             if self._streaming and 200 <= reply.status_code < 300 and not encoding:
+                from .streamed_reply import read_stream
+
                 return await read_stream(reply, subject_token, relay)
             inflater = _Inflater(encoding) if encoding in _INFLATED else None
             received = bytearray()
