@@ -12,6 +12,8 @@ import trio
 from . import __version__
 from .app.card import card_facts, served_card
 from .config import VARIABLES, ConfigError, doubts, load_settings
+from .config.tracing import ENDPOINT_VARIABLES, tracing_requested
+from .observability import traces
 from .observability.logs import configure_logging
 from .server import CannotListen, serve
 
@@ -31,11 +33,27 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(card, indent=2))
         return
     configure_logging(settings.log_level, settings.log_format)
+    if tracing_requested():
+        _start_tracing()
     try:
         trio.run(partial(serve, settings))
     except CannotListen as error:
         print(f"n8n-a2a: {error}", file=sys.stderr)
         raise SystemExit(3) from None
+    finally:
+        traces.stop()  # the spans still held go out
+
+
+def _start_tracing() -> None:
+    try:
+        traces.start()
+    except ImportError:
+        print(
+            f"n8n-a2a: configuration error: {' or '.join(ENDPOINT_VARIABLES)} is set, but "
+            "tracing needs the otel extra: pip install 'n8n-a2a[otel]'",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ and the one table that answers the adapter's own errors (core/errors.py) on the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,9 +21,11 @@ from ..core.errors import (
     SubscriberTooSlow,
 )
 from ..executor import Executor
+from ..observability import traces
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
 from ..push.service import PushNotifications
+from .negotiation import Negotiation
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
@@ -82,6 +84,7 @@ class Edge:
     def log_refusal(self, binding: str, method: str, error: A2AError) -> None:
         """Count and log an A2A error answered to a caller, in whatever binding or stream."""
         self.metrics.request_answered(binding, method, error.code)
+        traces.active.refused(int(error.code))
         code = int(error.code)
         fields = {"event": "rpc_error", "binding": binding, "method": method, "code": code}
         logger.info("A2A error %d: %s", error.code, error.message, extra={"fields": fields})
@@ -97,6 +100,20 @@ def protected_resource(settings: Settings) -> ProtectedResource | None:
         settings.oidc_scopes,
         settings.agent_name,
     )
+
+
+async def traced(
+    binding: str, negotiation: Negotiation, answer: Callable[[Negotiation], Awaitable[Response]]
+) -> Response:
+    """The request answered within its server span (tracing on), which continues the
+    caller's trace context. `binding`: as A2A names it (JSONRPC, HTTP+JSON)."""
+    with traces.active.server(binding, negotiation.trace_headers) as span:
+        span.set("a2a.version", negotiation.codec.facts.version)
+        response = await answer(negotiation)
+        span.set("http.response.status_code", response.status_code)
+        if response.status_code >= 500:
+            span.fail(f"HTTP {response.status_code}")
+        return response
 
 
 def json_response(body: bytes, status: int = 200) -> Response:

@@ -14,14 +14,15 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..config import Settings
 from ..core.errors import AdapterError, AuthFailure
+from ..observability import traces
 from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.versions import METHODS
 from .card import card_url
-from .edge import JSONRPC, Edge, auth_status, json_response, wire_error
-from .negotiation import current
+from .edge import JSONRPC, Edge, auth_status, json_response, traced, wire_error
+from .negotiation import Negotiation, current
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
@@ -41,8 +42,13 @@ class JsonRpcEndpoint:
         )
 
     async def rpc(self) -> Response:
-        edge = self._edge
         negotiation = current()
+        if traces.active.enabled:
+            return await traced("JSONRPC", negotiation, self._answer)
+        return await self._answer(negotiation)
+
+    async def _answer(self, negotiation: Negotiation) -> Response:
+        edge = self._edge
         codec = negotiation.codec
         try:
             # Before anything else (type, body, version): a request refused for its token is
@@ -66,6 +72,7 @@ class JsonRpcEndpoint:
             return refuse(edge, error.request_id, codec, _introduced(error, body, edge.settings))
         g.jsonrpc_id = call.id  # for an answer to what nobody expected (errors.py)
         method = method_label(call.method)
+        traces.active.named(method)
         if negotiation.refused_later is not None:
             return refuse(edge, call.id, codec, negotiation.refused_later, method)
         caller = negotiation.caller(owner)

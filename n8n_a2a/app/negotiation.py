@@ -13,6 +13,7 @@ from quart import request
 
 from ..auth.caller import Caller, Owner, token_owner
 from ..core.errors import AuthFailure, AuthReason
+from ..observability import traces
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.http import bearer_token, trace_headers
@@ -82,7 +83,8 @@ class Negotiation:
         return token_owner(self.token)
 
     def caller(self, owner: Owner) -> Caller:
-        return Caller(self.token, self.trace_headers, owner)
+        # With tracing on, the work the request starts continues its span, not the caller's.
+        return Caller(self.token, traces.active.context(self.trace_headers), owner)
 
 
 def current() -> Negotiation:

@@ -4,6 +4,7 @@ executor's or push's call, and its result in the codec's shapes. Streams go to s
 from __future__ import annotations
 
 from ..auth.caller import Caller
+from ..observability import traces
 from ..protocol.codec import Codec
 from ..protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from ..protocol.push import (
@@ -21,10 +22,14 @@ async def perform(edge: Edge, codec: Codec, operation: Operation, caller: Caller
     executor = edge.executor
     match operation:
         case SendMessage():
-            return codec.encode_send_result(await executor.send(operation, caller))
+            task = await executor.send(operation, caller)
+            traces.active.annotate("a2a.task_id", task.id)
+            return codec.encode_send_result(task)
         case GetTask(task_id, history_length):
+            traces.active.annotate("a2a.task_id", task_id)
             return codec.encode_task(await executor.get(task_id, caller, history_length))
         case CancelTask(task_id):
+            traces.active.annotate("a2a.task_id", task_id)
             return codec.encode_task(await executor.cancel(task_id, caller))
         case ListTasks():
             return codec.encode_page(await executor.list(operation, caller))

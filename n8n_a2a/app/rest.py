@@ -8,19 +8,21 @@ performs it. Only the framing differs: HTTP statuses and google.rpc.Status error
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from ..core.errors import AdapterError, AuthFailure
+from ..observability import traces
 from ..protocol import rest, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.jsonrpc import dump
 from ..protocol.model import JSONObject
-from .edge import HTTP_JSON, Edge, auth_status, wire_error
-from .negotiation import current
+from .edge import HTTP_JSON, Edge, auth_status, traced, wire_error
+from .negotiation import Negotiation, current
 from .operations import perform
 from .streams import EventStreams, answers_with_events
 
@@ -61,8 +63,13 @@ class RestBinding:
         )
 
     async def serve(self, path: str) -> Response:
-        edge = self._edge
         negotiation = current()
+        if traces.active.enabled:
+            return await traced("HTTP+JSON", negotiation, partial(self._answer, path=path))
+        return await self._answer(negotiation, path)
+
+    async def _answer(self, negotiation: Negotiation, path: str) -> Response:
+        edge = self._edge
         try:
             # Before anything else, as on the JSON-RPC endpoint: a refused token is all.
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
@@ -74,6 +81,7 @@ class RestBinding:
         except rest.NoRoute as error:
             return refuse(edge, error)
         method = matched.method
+        traces.active.named(method)
         codec, unsupported = rest.codec_for(negotiation.requested)
         refusal = unsupported or negotiation.malformed_token
         if refusal is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import trio
@@ -32,8 +32,9 @@ from ..core import lifecycle
 from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
 from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
+from ..observability import traces
 from ..protocol.media import Modes
-from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
+from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
 from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
 from .recorder import TaskRecorder
@@ -80,6 +81,7 @@ class _Call:
     relayed: bool = False  # a chunk of the answer went out
     #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
     over: bool = False
+    span: traces.Span | None = None  # its turn's, with tracing on
 
 
 class CallRunner:
@@ -155,6 +157,11 @@ class CallRunner:
     async def start(self, task: Task, message: Message, caller: Caller) -> Task:
         """Start the call of the task's turn, on the caller's message; with a free slot the
         task is `working` when this returns."""
+        span: traces.Span | None = None
+        if traces.active.enabled:
+            # The turn's span, under the request's; the webhook call's goes under it.
+            span = traces.active.task(task.id, caller.trace_headers)
+            caller = replace(caller, trace_headers=span.headers())
         call = _Call(
             WebhookRequest(
                 text=message.text,
@@ -165,6 +172,7 @@ class CallRunner:
                 parts=message.parts,
             ),
             caller,
+            span=span,
         )
         self._calls[task.id] = call
         # From now on a cut of the task, made anywhere, reaches the call.
@@ -179,6 +187,9 @@ class CallRunner:
                 # The store failed: no call starts, the task's lease will end it.
                 slot.give_back()
                 self._forget(call)
+                if span is not None:
+                    span.fail("the store failed")
+                    span.end()
                 raise
         self._nursery.start_soon(self._run, call, slot, name=f"webhook call of task {task.id}")
         return task
@@ -198,7 +209,9 @@ class CallRunner:
             ended = await self._fail(call.request.task_id)
         finally:
             self._forget(call)
-            await self._report_end(call, ended)
+            reported = await self._report_end(call, ended)
+            if call.span is not None:
+                _end_turn(call.span, reported)
 
     async def _call_in_slot(self, call: _Call, slot: Slot) -> Verdict | None:
         """The workflow's verdict, under the call's cancel scope and in its slot (waited
@@ -219,18 +232,20 @@ class CallRunner:
             logger.exception("task %s could not be ended", task_id)
             return None
 
-    async def _report_end(self, call: _Call, ended: Task | None) -> None:
+    async def _report_end(self, call: _Call, ended: Task | None) -> Task | None:
+        """Report the turn's end; the task as reported (None: it could not be read)."""
         task_id = call.request.task_id
         try:
             # The task as this turn left it (a later turn may have moved it since), or as
             # the cut that ended it did.
+            ended = ended or await self._tasks.get(task_id)
             self._reports.turn_ended(
-                ended or await self._tasks.get(task_id),
-                webhook_status=call.webhook_status,
-                webhook_seconds=call.seconds,
+                ended, webhook_status=call.webhook_status, webhook_seconds=call.seconds
             )
         except StoreUnavailable:
             logger.warning("task %s: its end could not be read back", task_id)
+            return None
+        return ended
 
     def _forget(self, call: _Call) -> None:
         # A question recorded, the task's next turn may have its own call already.
@@ -312,3 +327,18 @@ class CallRunner:
         """Until every call has ended (no new ones start once sends are refused)."""
         while self._calls:
             await next(iter(self._calls.values())).ended.wait()
+
+
+def _end_turn(span: traces.Span, task: Task | None) -> None:
+    """End a turn's span with the state it left the task in, and the outcome recorded."""
+    if task is None:
+        span.fail("the task could not be read back")
+    else:
+        state = task.status.state
+        span.set("a2a.task.state", state.value)
+        outcome = task.metadata.get("outcome")
+        if isinstance(outcome, str):
+            span.set("a2a.task.outcome", outcome)
+        if state is TaskState.FAILED:
+            span.fail(state.value)
+    span.end()

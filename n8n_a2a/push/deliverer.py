@@ -24,6 +24,7 @@ import trio
 from trio.lowlevel import ParkingLot
 
 from ..core.errors import StoreUnavailable
+from ..observability import traces
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.model import TaskEvent
@@ -35,6 +36,7 @@ from .route import (
     BACKOFF_BASE,
     BACKOFF_CAP,
     Action,
+    Answer,
     Attempt,
     Attempted,
     Broke,
@@ -232,7 +234,10 @@ class Deliverer:
         """Do the one thing of a route's answer that takes time; what came of it."""
         match action:
             case Post(url=url, body=body, headers=headers):
-                attempt = await self._sender.post(url, body, dict(headers))
+                if traces.active.enabled:
+                    attempt = await self._traced_post(running, url, body, dict(headers))
+                else:
+                    attempt = await self._sender.post(url, body, dict(headers))
                 return Posted(attempt, trio.current_time())
             case ReadTask(task_id=task_id):
                 try:
@@ -245,6 +250,30 @@ class Deliverer:
             case _:  # nothing to deliver: until an update comes, or the task's end
                 await running.woken.park()
         return Ready(trio.current_time())
+
+    async def _traced_post(
+        self, running: _Running, url: str, body: bytes, headers: dict[str, str]
+    ) -> Attempt:
+        """One attempt within its client span: the config's task and id, the receiver's
+        URL without its query, and what came of it (never its headers: the token)."""
+        config = running.route.config
+        span = traces.active.client("A2A push POST", traces.without_query(url), ())
+        span.set("a2a.task_id", config.task_id)
+        span.set("a2a.push.config_id", config.id)
+        try:
+            attempt = await self._sender.post(url, body, headers)
+        except BaseException:
+            span.fail("cut before its answer")
+            raise
+        else:
+            span.set("a2a.push.answer", attempt.answer.value)
+            if attempt.status is not None:
+                span.set("http.response.status_code", attempt.status)
+            if attempt.answer is not Answer.DELIVERED:
+                span.fail(attempt.answer.value)
+            return attempt
+        finally:
+            span.end()
 
     def _do_at_once(self, running: _Running, actions: list[Action]) -> Action | None:
         """Count and log what the route says; the one action left to await, if any."""

@@ -26,6 +26,7 @@ from ..auth.caller import Caller
 from ..config import Settings
 from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..core.sanitising import repair
+from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .pool import StackPoolTransport
 
@@ -94,6 +95,7 @@ class WebhookClient:
 
     def __init__(self, settings: Settings) -> None:
         self._url = settings.webhook_url
+        self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
         self._client = httpx.AsyncClient(
@@ -130,10 +132,43 @@ class WebhookClient:
         token = caller.subject_token
         if token is not None:
             headers["X-Subject-Token"] = token
+        if traces.active.enabled:
+            return await self._traced(request.body(), headers, caller, relay)
+        return await self._exchange(request.body(), headers, token, relay)
+
+    async def _traced(
+        self, body: bytes, headers: dict[str, str], caller: Caller, relay: Relay | None
+    ) -> WebhookReply:
+        """The exchange within its client span, whose context n8n receives: its own trace
+        joins the adapter's."""
+        span = traces.active.client("n8n webhook POST", self._shown_url, caller.trace_headers)
+        headers.update(span.headers())
+        started = trio.current_time()
+        try:
+            reply = await self._exchange(body, headers, caller.subject_token, relay)
+        except BaseException:
+            span.fail("cut before its reply")  # the task was canceled, or the adapter stops
+            raise
+        else:
+            if isinstance(reply, TransportFailure):
+                span.fail(reply.outcome.value)  # the outcome's name, never the detail
+            else:
+                span.set("http.response.status_code", reply.status)
+                if reply.status >= 400:
+                    span.fail(f"HTTP {reply.status}")
+            return reply
+        finally:
+            span.set("n8n_a2a.webhook.duration_ms", (trio.current_time() - started) * 1000)
+            span.end()
+
+    async def _exchange(
+        self, body: bytes, headers: dict[str, str], token: str | None, relay: Relay | None
+    ) -> WebhookReply:
+        """The one exchange, under the call's deadline."""
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return await self._post(request.body(), headers, token, relay)
+                return await self._post(body, headers, token, relay)
             except httpx.TimeoutException:
                 pass
             except httpx.ConnectError as error:

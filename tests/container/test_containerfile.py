@@ -127,9 +127,9 @@ def test_the_runtime_pins_satisfy_pyproject_and_leave_out_the_test_extra() -> No
         assert name in pins, f"{dependency.name} is a dependency but not in {REQUIREMENTS.name}"
         assert dependency.specifier.contains(pins[name]), f"{name}=={pins[name]} vs {dependency}"
     extras = PYPROJECT["project"].get("optional-dependencies", {})
-    # Both runtime extras are in the image: ADAPTER_STORE_URL and ADAPTER_OIDC_ISSUER need
-    # no other image.
-    for dependency in map(Requirement, extras["postgres"] + extras["oidc"]):
+    # The runtime extras are in the image: ADAPTER_STORE_URL, ADAPTER_OIDC_ISSUER and an
+    # OTEL_EXPORTER_OTLP_ENDPOINT need no other image.
+    for dependency in map(Requirement, extras["postgres"] + extras["oidc"] + extras["otel"]):
         name = canonicalize_name(dependency.name)
         assert name in pins and dependency.specifier.contains(pins[name]), dependency
     shipped = _closure(pins)
@@ -150,8 +150,9 @@ def test_the_runtime_pins_hold_the_whole_closure() -> None:
 
 
 def _closure(pins: dict[str, str]) -> set[str]:
-    """The distributions n8n-a2a with both runtime extras needs, each found among the pins."""
-    pending: list[tuple[str, frozenset[str]]] = [("n8n-a2a", frozenset({"postgres", "oidc"}))]
+    """The distributions n8n-a2a with its runtime extras needs, each found among the pins."""
+    runtime = frozenset({"postgres", "oidc", "otel"})
+    pending: list[tuple[str, frozenset[str]]] = [("n8n-a2a", runtime)]
     walked: set[tuple[str, frozenset[str]]] = set()
     while pending:
         name, extras = pending.pop()
