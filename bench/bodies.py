@@ -1,4 +1,4 @@
-"""What a JSON body costs the server beside a text body of the same size (issue 28, point 5).
+"""What a JSON body costs the server beside a text body of the same size.
 
 Per adapter (this checkout, and each `--adapter name=path`), each server started as
 bench/run starts it (targets.py), in front of bench/stub_webhook.py:

@@ -513,7 +513,7 @@ def test_the_token_is_redacted_from_a_streamed_reply() -> None:
         assert token not in classify(streamed).text
 
 
-# A reply held to the rules a request meets (issue 28): what it holds can always be written.
+# A reply held to the rules a request meets: what it holds can always be written.
 
 _DEEP = "[" * 500 + "1" + "]" * 500  # json.loads reads it; its encoder, deeper down, may not
 

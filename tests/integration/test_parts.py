@@ -296,7 +296,7 @@ async def test_a_reply_file_past_the_stored_limit_is_kept_by_name(
     }
 
 
-#: Replies whose data JSON cannot write back as it came (issue 28): each fails its task.
+#: Replies whose data JSON cannot write back as it came: each fails its task.
 POISONED = [
     '{"answer": "x", "escalate": false, "data": {"v": NaN}}',
     '{"answer": "x", "escalate": false, "data": {"v": 1e400}}',

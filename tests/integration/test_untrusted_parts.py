@@ -1,4 +1,4 @@
-"""What a caller's file parts cannot make the adapter do (issue 28, what held up): fetch the
+"""What a caller's file parts cannot make the adapter do: fetch the
 URL a part names, or put a file's name in an HTTP header or a log line of its own."""
 
 from __future__ import annotations
