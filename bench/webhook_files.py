@@ -1,9 +1,9 @@
 """What one file costs the webhook call, sent each way (ADAPTER_WEBHOOK_FILES).
 
-Calls bench/stub_webhook.py, run in its own process so that its memory is not counted,
-through n8n_a2a.webhook.WebhookClient with one file part of --mib MiB of random bytes,
-once as `json` (base64 inside the JSON body) and once as `multipart` (n8n's binary data):
-per way, the bytes sent and the most the call allocated beyond the file itself
+Calls bench/stub_webhook.py (its own process, uncounted) through
+n8n_a2a.webhook.WebhookClient with one file part of --mib MiB of random bytes, once as
+`json` (base64 inside the JSON body) and once as `multipart` (n8n's binary data): per
+way, the bytes sent and the most the call allocated beyond the file itself
 (tracemalloc's peak, from building the body to the reply read), as a multiple of the
 file, the median of --rounds calls. Measures whichever n8n_a2a is imported (PYTHONPATH
 picks another tree).
@@ -14,21 +14,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tracemalloc
-from pathlib import Path
 
 import trio
-from webhook_cpu import client_settings
+from webhook_cpu import client_settings, stub_webhook
 
-import n8n_a2a
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply
 from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 
-BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
 
 
@@ -66,17 +61,8 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     arguments = parser.parse_args()
-    stub = subprocess.Popen(
-        [sys.executable, str(BENCH / "stub_webhook.py")], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert stub.stdout is not None
-        port = int(stub.stdout.readline())
-        print(f"n8n_a2a from {Path(n8n_a2a.__file__).parent}", flush=True)
-        trio.run(_measure, f"http://127.0.0.1:{port}/webhook", arguments.mib, arguments.rounds)
-    finally:
-        stub.terminate()
-        stub.wait(timeout=10)
+    with stub_webhook() as url:
+        trio.run(_measure, url, arguments.mib, arguments.rounds)
 
 
 if __name__ == "__main__":
