@@ -122,7 +122,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "ADAPTER_WEBHOOK_FILES",
         "webhook_files",
-        "json: files as base64 in the JSON body; multipart: as n8n's binary, form files",
+        "json: files as base64; multipart: as n8n binary",
         read.quoting(read.one_of("json", "multipart")),
     ),
     Variable(
