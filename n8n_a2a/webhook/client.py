@@ -153,7 +153,7 @@ class WebhookClient:
         body: Body = request.form() if self._multipart else request.body()
         headers = {
             "Content-Type": body.content_type if isinstance(body, FormBody) else "application/json",
-            # Known beforehand: n8n reads a body of a stated length, never a chunked one's.
+            # Stated, not chunked: n8n refuses a JSON body past its bound from the length alone.
             "Content-Length": str(len(body)),
             "Accept": "application/json",
             # n8n compresses only when asked; a reply it compresses anyway is decoded below.
