@@ -14,6 +14,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +75,10 @@ async def _measure(url: str, calls: int, rounds: int, concurrencies: list[int]) 
             )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 64])
-    arguments = parser.parse_args()
+@contextmanager
+def stub_webhook() -> Iterator[str]:
+    """bench/stub_webhook.py in its own process, so that its CPU and memory are not counted:
+    its URL, once it listens; the n8n_a2a measured is printed."""
     stub = subprocess.Popen(
         [sys.executable, str(BENCH / "stub_webhook.py")], stdout=subprocess.PIPE, text=True
     )
@@ -86,16 +86,20 @@ def main() -> None:
         assert stub.stdout is not None
         port = int(stub.stdout.readline())
         print(f"n8n_a2a from {Path(n8n_a2a.__file__).parent}", flush=True)
-        trio.run(
-            _measure,
-            f"http://127.0.0.1:{port}/webhook",
-            arguments.calls,
-            arguments.rounds,
-            arguments.concurrency,
-        )
+        yield f"http://127.0.0.1:{port}/webhook"
     finally:
         stub.terminate()
         stub.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 64])
+    arguments = parser.parse_args()
+    with stub_webhook() as url:
+        trio.run(_measure, url, arguments.calls, arguments.rounds, arguments.concurrency)
 
 
 if __name__ == "__main__":

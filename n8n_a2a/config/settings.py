@@ -30,6 +30,7 @@ class Settings:
     port: int = 8080
     webhook_timeout: float = 60.0
     webhook_streaming: bool = False
+    webhook_files: str = "json"
     max_body_bytes: int = 1024 * 1024
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024

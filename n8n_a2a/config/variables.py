@@ -120,6 +120,12 @@ VARIABLES: tuple[Variable, ...] = (
         _BOOLEAN,
     ),
     Variable(
+        "ADAPTER_WEBHOOK_FILES",
+        "webhook_files",
+        "json: files as base64; multipart: as n8n binary",
+        read.quoting(read.one_of("json", "multipart")),
+    ),
+    Variable(
         "ADAPTER_MAX_BODY_BYTES",
         "max_body_bytes",
         "the largest request body taken, at least 1024",

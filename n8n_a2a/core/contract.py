@@ -25,6 +25,7 @@ from ..protocol import strict
 from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes, media_type
 from ..protocol.model import FileContent, Part
 from .sanitising import cut, redact, repair
+from .too_large import size_refusal
 
 #: How much of an off-contract or error reply is shown in the task, in characters.
 RAW_EXCERPT_CHARS = 2000
@@ -61,7 +62,8 @@ class Outcome(enum.Enum):
 class HttpReply:
     """The webhook answered over HTTP. `truncated`: the body went past the read limit.
     `content_encoding`: the body is still in this encoding, which the adapter does not
-    decode. `subject_token`: the caller's token, so that the verdict can keep it out."""
+    decode. `subject_token`: the caller's token, so that the verdict can keep it out.
+    `request_bytes`, `multipart`: the request's size and way, to read a refusal of it."""
 
     status: int
     body: bytes
@@ -70,6 +72,8 @@ class HttpReply:
     truncated: bool = False
     content_encoding: str = ""
     subject_token: str | None = field(default=None, repr=False)
+    request_bytes: int = 0
+    multipart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +179,7 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "threw an error before the Respond to Webhook node ran.",
         )
     if not 200 <= reply.status < 300:
-        excerpt, repaired = _excerpt(reply)
-        return Verdict(
-            Outcome.HTTP_ERROR,
-            f"The workflow's webhook failed with HTTP {reply.status}: {excerpt}",
-            repaired,
-        )
+        return _http_error(reply)
     if reply.content_encoding:
         return _off_contract(
             reply,
@@ -196,6 +195,16 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "stopped the run before the Respond to Webhook node answered.",
         )
     return _judge_contract(reply, allowed)
+
+
+def _http_error(reply: HttpReply) -> Verdict:
+    """An error status: a refusal of the request's size names the bound to raise."""
+    excerpt, repaired = _excerpt(reply)
+    refused = size_refusal(reply.status, reply.body, reply.request_bytes, reply.multipart)
+    if refused is not None:
+        return Verdict(Outcome.HTTP_ERROR, f"{refused} n8n said: {excerpt}", repaired)
+    text = f"The workflow's webhook failed with HTTP {reply.status}: {excerpt}"
+    return Verdict(Outcome.HTTP_ERROR, text, repaired)
 
 
 def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:

@@ -14,7 +14,7 @@ import json
 import logging
 import ssl
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -28,10 +28,14 @@ from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..core.sanitising import repair
 from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
+from .form import FormBody, FormFile, file_field, form_body
 from .pool import StackPoolTransport
 
 if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
     from .streamed_reply import Relay
+
+#: What is POSTed: the JSON body, or the multipart/form-data one (ADAPTER_WEBHOOK_FILES).
+Body = bytes | FormBody
 
 #: The most of a reply that is read, decoded; a longer one is off contract anyway.
 MAX_REPLY_BYTES = 1024 * 1024
@@ -61,6 +65,27 @@ class WebhookRequest:
         """The JSON body. About as long as the A2A request it came in (which
         ADAPTER_MAX_BODY_BYTES bounds): a file's base64 as it came, re-padded, and a few
         keys for each of at most MAX_ATTACHMENTS data and file parts."""
+        files = [_file_entry(part.file) for part in self.parts if part.file is not None]
+        # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
+        return repair(self._document(files))[0].encode()
+
+    def form(self, boundary: str = "") -> FormBody:
+        """The multipart/form-data body (ADAPTER_WEBHOOK_FILES=multipart): the JSON
+        document in one field, each file sent as bytes listed there by its `field`, `size`,
+        name and type instead of its base64, and sent as a form file (webhook/form.py)."""
+        entries: list[JSONObject] = []
+        sent: list[FormFile] = []
+        for file in (part.file for part in self.parts if part.file is not None):
+            if file.content is None:
+                entries.append(_file_entry(file))  # by URL: nothing to send but the URL
+                continue
+            field = file_field(len(sent))
+            entries.append(_form_entry(file, field))
+            sent.append(FormFile(field, file.name, file.media_type, file.content))
+        return form_body(self._document(entries), tuple(sent), boundary)
+
+    def _document(self, files: list[JSONObject]) -> str:
+        """The request as JSON text, `files` its file entries."""
         request: JSONObject = {
             "text": self.text,
             "taskId": self.task_id,
@@ -69,15 +94,12 @@ class WebhookRequest:
             "skillId": self.skill_id,
         }
         data = [part.data for part in self.parts if part.kind is PartKind.DATA]
-        files = [_file_entry(part.file) for part in self.parts if part.file is not None]
         if data:
             request["data"] = data
         if files:
             request["files"] = files
         # Compact: data comes back no longer than the caller wrote it.
-        document = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
-        # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
-        return repair(document)[0].encode()
+        return json.dumps(request, ensure_ascii=False, separators=(",", ":"))
 
 
 def _file_entry(file: FileContent) -> JSONObject:
@@ -90,6 +112,12 @@ def _file_entry(file: FileContent) -> JSONObject:
     return entry
 
 
+def _form_entry(file: FileContent, field: str) -> JSONObject:
+    """`{name, mediaType, size, field}`: a file sent as the form file of `field`."""
+    size = len(file.content or b"")
+    return {"name": file.name, "mediaType": file.media_type, "size": size, "field": field}
+
+
 class WebhookClient:
     """Calls one webhook over a pooled httpx client; use as an async context manager."""
 
@@ -98,6 +126,7 @@ class WebhookClient:
         self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
+        self._multipart = settings.webhook_files == "multipart"
         self._client = httpx.AsyncClient(
             transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
             follow_redirects=False,
@@ -121,8 +150,11 @@ class WebhookClient:
     ) -> WebhookReply:
         """POST the request; every way it can go wrong comes back as a WebhookReply.
         `relay`: where a streamed reply's text goes as it comes."""
+        body: Body = request.form() if self._multipart else request.body()
         headers = {
-            "Content-Type": "application/json",
+            "Content-Type": body.content_type if isinstance(body, FormBody) else "application/json",
+            # Stated, not chunked: n8n refuses a JSON body past its bound from the length alone.
+            "Content-Length": str(len(body)),
             "Accept": "application/json",
             # n8n compresses only when asked; a reply it compresses anyway is decoded below.
             "Accept-Encoding": "identity",
@@ -133,11 +165,11 @@ class WebhookClient:
         if token is not None:
             headers["X-Subject-Token"] = token
         if traces.active.enabled:
-            return await self._traced(request.body(), headers, caller, relay)
-        return await self._exchange(request.body(), headers, token, relay)
+            return await self._traced(body, headers, caller, relay)
+        return await self._exchange(body, headers, token, relay)
 
     async def _traced(
-        self, body: bytes, headers: dict[str, str], caller: Caller, relay: Relay | None
+        self, body: Body, headers: dict[str, str], caller: Caller, relay: Relay | None
     ) -> WebhookReply:
         """The exchange within its client span, whose context n8n receives: its own trace
         joins the adapter's."""
@@ -162,13 +194,13 @@ class WebhookClient:
             span.end()
 
     async def _exchange(
-        self, body: bytes, headers: dict[str, str], token: str | None, relay: Relay | None
+        self, body: Body, headers: dict[str, str], token: str | None, relay: Relay | None
     ) -> WebhookReply:
         """The one exchange, under the call's deadline."""
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return await self._post(body, headers, token, relay)
+                return _sent(await self._post(body, headers, token, relay), body)
             except httpx.TimeoutException:
                 pass
             except httpx.ConnectError as error:
@@ -181,7 +213,7 @@ class WebhookClient:
 
     async def _post(
         self,
-        body: bytes,
+        body: Body,
         headers: dict[str, str],
         subject_token: str | None,
         relay: Relay | None = None,
@@ -255,6 +287,13 @@ class _Inflater:
             return self._stream.decompress(data, room)
         finally:
             self._first = False
+
+
+def _sent(reply: WebhookReply, body: Body) -> WebhookReply:
+    """The reply with what was sent, by which its verdict can read a refusal of its size."""
+    if not isinstance(reply, HttpReply):
+        return reply
+    return replace(reply, request_bytes=len(body), multipart=isinstance(body, FormBody))
 
 
 def _connect_failure(error: httpx.ConnectError, subject_token: str | None) -> TransportFailure:

@@ -48,6 +48,7 @@ from tests.support.environments import GOOD, OIDC
         ("ADAPTER_INPUT_TTL", "a day", "number of seconds"),
         ("ADAPTER_LOG_LEVEL", "LOUD", "one of DEBUG"),
         ("ADAPTER_LOG_FORMAT", "xml", "one of auto"),
+        ("ADAPTER_WEBHOOK_FILES", "base64", "must be one of json, multipart (got 'base64')"),
         ("ADAPTER_STORE_URL", "mysql://db/tasks", "postgresql:// URL"),
         ("ADAPTER_STORE_URL", "db.internal:5432", "postgresql:// URL"),
         ("ADAPTER_LEASE_SECONDS", "0.5", "at least 1"),
@@ -152,3 +153,8 @@ def test_a_file_that_is_not_a_ca_is_refused(tmp_path: Any) -> None:
     bogus.write_text("not a certificate")
     with pytest.raises(ConfigError, match="ADAPTER_CA_BUNDLE"):
         load_settings({**GOOD, "ADAPTER_CA_BUNDLE": str(bogus)})
+
+
+@pytest.mark.parametrize(("value", "way"), [("multipart", "multipart"), ("JSON", "json")])
+def test_the_webhook_files_way_is_read_in_any_case(value: str, way: str) -> None:
+    assert load_settings({**GOOD, "ADAPTER_WEBHOOK_FILES": value}).webhook_files == way

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, object] = {
     "port": 8080,
     "webhook_timeout": 60.0,
     "webhook_streaming": False,
+    "webhook_files": "json",
     "max_body_bytes": 1048576,
     "max_concurrent_calls": 1024,
     "max_queued_calls": 1024,
@@ -95,6 +96,7 @@ def test_help_shows_the_defaults_as_a_person_would_write_them() -> None:
     assert (shown["ADAPTER_WEBHOOK_TIMEOUT"], shown["ADAPTER_INPUT_TTL"]) == ("60", "86400")
     assert (shown["ADAPTER_MAX_BODY_BYTES"], shown["ADAPTER_REQUIRE_TOKEN"]) == ("1048576", "false")
     assert (shown["ADAPTER_LOG_LEVEL"], shown["ADAPTER_LOG_FORMAT"]) == ("INFO", "auto")
+    assert shown["ADAPTER_WEBHOOK_FILES"] == "json"
     assert shown["ADAPTER_MAX_CONNECTIONS"] == "twice the two call limits"
     unset = ("ADAPTER_SKILL_EXAMPLES", "ADAPTER_CA_BUNDLE", "ADAPTER_PUSH_ALLOW_HOSTS")
     assert [shown[name] for name in unset] == [None, None, None]

@@ -564,3 +564,25 @@ def test_data_at_the_bounds_is_kept() -> None:
         verdict = classify(reply(body.encode()), modes=PARTS)
         assert verdict.outcome is Outcome.ANSWERED, verdict.text
         assert verdict.parts == (Part.of_data(json.loads(data)),)
+
+
+def test_n8ns_refusal_of_a_large_json_body_names_n8n_payload_size_max() -> None:
+    # What n8n 2.41.1 answers a JSON body past N8N_PAYLOAD_SIZE_MAX (tried: docs/n8n.md).
+    body = b'{"code":0,"message":"There was a problem executing the workflow"}'
+    verdict = classify(reply(body, status=500, request_bytes=17 * 1024 * 1024))
+    assert verdict.outcome is Outcome.HTTP_ERROR
+    assert "N8N_PAYLOAD_SIZE_MAX" in verdict.text
+    assert verdict.text.endswith(f"n8n said: {body.decode()}")
+    # The same reply to a small body fails as any other HTTP 500.
+    small = classify(reply(body, status=500, request_bytes=2000))
+    assert small.text == f"The workflow's webhook failed with HTTP 500: {body.decode()}"
+
+
+def test_a_413_names_the_bound_of_the_way_it_was_sent() -> None:
+    body = b'{"code":413,"message":"The submitted form data exceeds the allowed size."}'
+    form = classify(reply(body, status=413, request_bytes=1000, multipart=True))
+    assert form.outcome is Outcome.HTTP_ERROR
+    assert "N8N_FORMDATA_FILE_SIZE_MAX" in form.text and "N8N_PAYLOAD_SIZE_MAX" not in form.text
+    assert form.text.endswith(f"n8n said: {body.decode()}")
+    as_json = classify(reply(b"", status=413, request_bytes=1000))
+    assert "N8N_PAYLOAD_SIZE_MAX" in as_json.text

@@ -15,6 +15,7 @@ from n8n_a2a.core.contract import HttpReply, Outcome, TransportFailure
 from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook.client import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
 from tests.support.adapter import make_settings
+from tests.support.forms import parsed_form
 from tests.support.stub_webhook import StubWebhook, start_stub_webhook
 
 
@@ -199,3 +200,68 @@ async def test_every_reply_carries_the_token_for_its_verdict(stub: StubWebhook) 
 def test_a_lone_surrogate_in_the_text_reaches_the_workflow_as_u_fffd() -> None:
     body = request("flour \ud83d").body()
     assert json.loads(body)["text"] == "flour \ufffd"
+
+
+def multipart_parts() -> tuple[Part, ...]:
+    return (
+        Part("see"),
+        Part.of_data({"minimum": 5}),
+        Part.of_file(FileContent.of_bytes("stock.csv", "text/csv", b"item,pallets\n")),
+        Part.of_file(FileContent("r.csv", "text/csv", url="https://files.example/r.csv")),
+        Part.of_file(FileContent.of_bytes("", "image/png", b"\x89PNG")),
+    )
+
+
+def test_the_form_lists_each_file_by_its_field_size_name_and_type() -> None:
+    form = WebhookRequest("see", "t-1", "c-1", "m-1", "s", multipart_parts()).form("B")
+    [request, *files] = parsed_form(form.content_type, bytes(form))
+    assert json.loads(request.get_content()) == {
+        "text": "see",
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "messageId": "m-1",
+        "skillId": "s",
+        "data": [{"minimum": 5}],
+        "files": [
+            {"name": "stock.csv", "mediaType": "text/csv", "size": 13, "field": "file0"},
+            # Sent by reference: the URL, as in the JSON body; no form file.
+            {"name": "r.csv", "mediaType": "text/csv", "url": "https://files.example/r.csv"},
+            {"name": "", "mediaType": "image/png", "size": 4, "field": "file1"},
+        ],
+    }
+    assert [
+        (file.get_param("name", header="content-disposition"), file.get_filename())
+        for file in files
+    ] == [
+        ("file0", "stock.csv"),
+        ("file1", "file1"),
+    ]
+    assert [file.get_payload(decode=True) for file in files] == [b"item,pallets\n", b"\x89PNG"]
+
+
+async def test_with_multipart_the_webhook_gets_a_form_of_stated_length(stub: StubWebhook) -> None:
+    content = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    parts = (Part.of_file(FileContent.of_bytes("big.bin", "application/octet-stream", content)),)
+    async with WebhookClient(make_settings(stub.url, webhook_files="multipart")) as client:
+        reply = await client.call(WebhookRequest("", "t-1", "c-1", "m-1", "s", parts), Caller())
+    [received] = stub.received
+    kind = received.headers["content-type"]
+    assert kind.startswith("multipart/form-data; boundary=n8n-a2a-")
+    assert received.headers["content-length"] == str(len(received.body))
+    assert "transfer-encoding" not in received.headers
+    request, file = parsed_form(kind, received.body)
+    assert json.loads(request.get_content())["files"][0]["size"] == len(content)
+    assert file.get_payload(decode=True) == content
+    # What was sent travels with the reply, for its verdict to read a refusal of its size.
+    assert isinstance(reply, HttpReply)
+    assert (reply.request_bytes, reply.multipart) == (len(received.body), True)
+
+
+async def test_by_default_the_json_body_and_its_size_travel_with_the_reply(
+    stub: StubWebhook,
+) -> None:
+    reply = await call(stub.url, "answer:ok")
+    [received] = stub.received
+    assert received.headers["content-type"] == "application/json"
+    assert isinstance(reply, HttpReply)
+    assert (reply.request_bytes, reply.multipart) == (len(received.body), False)
