@@ -41,7 +41,7 @@ from wire import A2A_HEADERS, http_get_status, post_request
 
 BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
-#: Room for the envelope under ADAPTER_MAX_BODY_BYTES's default of 1 MiB.
+#: Room for the envelope in a 1 MiB body (the bound ADAPTER_MAX_BODY_BYTES had by default).
 _FILL = MIB - 1024
 _DECODE = """
 import time
