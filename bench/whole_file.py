@@ -24,19 +24,17 @@ import base64
 import hashlib
 import json
 import socket
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from procs import cpu_seconds_of, free_port, pinned, rss_kib, settle, stop
-from targets import Target, server_command
-from wire import A2A_HEADERS, http_get_status, post_request
+from procs import cpu_seconds_of, rss_kib, settle
+from targets import fresh_adapter
+from wire import A2A_HEADERS, post_request
 
 BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
@@ -101,29 +99,12 @@ def file_digests(task: Any) -> list[str]:
     ]
 
 
-@contextmanager
-def adapter(name: str, checkout: Path, webhook: str) -> Iterator[tuple[int, int]]:
-    """The adapter of `checkout`, fresh, on a core of its own: its pid and port."""
-    port = free_port()
-    command, environment = server_command(Target(name, "adapter", checkout), port, webhook)
-    environment.update(
-        ADAPTER_INPUT_MODES=f"text/plain,{MEDIA}",
-        ADAPTER_OUTPUT_MODES=f"text/plain,{MEDIA}",
-        ADAPTER_LOG_LEVEL="WARNING",
+def adapter(name: str, checkout: Path, webhook: str) -> AbstractContextManager[tuple[int, int]]:
+    """The adapter of `checkout`, fresh, taking and giving files: its pid and port."""
+    modes = f"text/plain,{MEDIA}"
+    return fresh_adapter(
+        name, checkout, webhook, ADAPTER_INPUT_MODES=modes, ADAPTER_OUTPUT_MODES=modes
     )
-    process = subprocess.Popen(
-        pinned("0", command),
-        env=environment,
-        cwd=checkout,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while http_get_status(port, "/.well-known/agent-card.json") != 200:
-            time.sleep(0.01)
-        yield process.pid, port
-    finally:
-        stop(process)
 
 
 def one(name: str, checkout: Path, webhook: str, label: str, size: int) -> None:
