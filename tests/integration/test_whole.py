@@ -108,8 +108,8 @@ async def test_a_20_mib_reply_file_is_whole_on_a_stream(adapter: str, version: s
     size = 20 * MIB
     document = streaming(send({"text": f"file:{size}"}))
     if version == "0.3":
-        message = {"kind": "message", "messageId": "m-whole", "role": "user"}
-        message["parts"] = [{"kind": "text", "text": f"file:{size}"}]
+        text = {"kind": "text", "text": f"file:{size}"}
+        message = {"kind": "message", "messageId": "m-whole", "role": "user", "parts": [text]}
         document = {**document, "method": "message/stream", "params": {"message": message}}
     async with open_stream(adapter, document, {"A2A-Version": version}) as stream:
         events = results(await stream.rest())
