@@ -13,7 +13,6 @@ Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a Webhook
 
 from __future__ import annotations
 
-import base64
 import binascii
 import codecs
 import enum
@@ -60,16 +59,17 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class HttpReply:
-    """The webhook answered over HTTP. `truncated`: the body went past the read limit.
-    `content_encoding`: the body is still in this encoding, which the adapter does not
-    decode. `subject_token`: the caller's token, so that the verdict can keep it out.
-    `request_bytes`, `multipart`: the request's size and way, to read a refusal of it."""
+    """The webhook answered over HTTP. `truncated`: the body went past `read_limit`
+    (ADAPTER_MAX_REPLY_BYTES). `content_encoding`: the body is still in this encoding, which
+    the adapter does not decode. `subject_token`: the caller's token, kept out of the
+    verdict. `request_bytes`, `multipart`: the request's size and way, to read a refusal."""
 
     status: int
     body: bytes
     content_type: str = ""
     location: str = ""
     truncated: bool = False
+    read_limit: int = 0
     content_encoding: str = ""
     subject_token: str | None = field(default=None, repr=False)
     request_bytes: int = 0
@@ -90,7 +90,8 @@ class StreamedReply:
     """The webhook streamed its reply as n8n's JSON lines (core/chunks.py read them): the text
     of its items, or what went wrong (`problem`: the stream itself; `error`: an error
     chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
-    to show. `truncated`: the text went past its bound."""
+    to show. `truncated`: the text went past its bound, `read_limit` (ADAPTER_MAX_REPLY_BYTES,
+    in UTF-8 bytes)."""
 
     status: int
     text: str
@@ -98,6 +99,7 @@ class StreamedReply:
     error: str = ""
     raw: str = ""
     truncated: bool = False
+    read_limit: int = 0
     subject_token: str | None = field(default=None, repr=False)
 
 
@@ -187,7 +189,7 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "does not decode: it asks for no compression and reads gzip and deflate",
         )
     if reply.truncated:
-        return _off_contract(reply, "the reply is larger than the adapter reads")
+        return _off_contract(reply, f"the reply is larger than {_read_limit(reply.read_limit)}")
     if not reply.body.strip():
         return Verdict(
             Outcome.SILENT,
@@ -262,7 +264,7 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
         )
     why = reply.problem
     if reply.truncated:
-        why = "the streamed text is larger than the adapter reads"
+        why = f"the streamed text is larger than {_read_limit(reply.read_limit)}"
     if why:
         return Verdict(
             Outcome.OFF_CONTRACT,
@@ -281,6 +283,10 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
             "before the run ended.",
         )
     return Verdict(Outcome.ANSWERED, reply.text)
+
+
+def _read_limit(limit: int) -> str:  # the bound a reply went past, as a reason names it
+    return f"ADAPTER_MAX_REPLY_BYTES ({limit:,} bytes), the most of a reply the adapter reads"
 
 
 def _quoted(text: str, token: str | None) -> str:
@@ -318,7 +324,9 @@ def _reply_file(entry: object, modes: Modes) -> FileContent | str:
     if "url" in entry:
         return FileContent(name, media, url=source) if source else "has an empty url"
     try:
-        return FileContent.of_bytes(name, media, base64.b64decode(source, validate=True))
+        # Strict standard base64, read from the text itself: b64decode would first copy
+        # it to bytes and match it against a pattern, a pass and a copy of a 20 MiB file.
+        return FileContent.of_bytes(name, media, binascii.a2b_base64(source, strict_mode=True))
     except (binascii.Error, ValueError):
         return "has a base64 that is not base64"
 

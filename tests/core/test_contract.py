@@ -94,9 +94,9 @@ def test_the_raw_excerpt_is_cut_at_the_documented_length() -> None:
 
 
 def test_a_truncated_reply_is_off_contract_even_if_it_starts_well() -> None:
-    verdict = classify(reply(b'{"answer": "xxxx', truncated=True))
+    verdict = classify(reply(b'{"answer": "xxxx', truncated=True, read_limit=33_554_432))
     assert verdict.outcome is Outcome.OFF_CONTRACT
-    assert "larger than" in verdict.text
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (33,554,432 bytes)" in verdict.text
 
 
 def test_404_is_not_registered() -> None:
@@ -427,6 +427,16 @@ def test_an_escalation_or_a_question_carries_no_parts() -> None:
             {"files": [{"name": "a", "mediaType": "text/csv", "base64": "not base64!"}]},
             "files[0] has a base64 that is not base64",
         ),
+        # Strict standard base64: nothing after its padding, the padding whole, no
+        # URL-safe letters, nothing past ASCII, no line breaks.
+        *(
+            (
+                PARTS,
+                {"files": [{"name": "a", "mediaType": "text/csv", "base64": wrong}]},
+                "files[0] has a base64 that is not base64",
+            )
+            for wrong in ("YQ==YQ==", "YQ", "Y-Q_", "YQ\u00e9=", "YQ==\n")
+        ),
         (PARTS, {"files": [{"name": "a", "mediaType": "text/csv", "url": ""}]}, "an empty url"),
     ],
 )
@@ -492,8 +502,9 @@ def test_a_stream_that_went_wrong_fails_with_its_raw_text() -> None:
 
 
 def test_a_stream_past_its_bound_is_off_contract() -> None:
-    verdict = classify(StreamedReply(200, "x" * 10, truncated=True, raw="{...}"))
-    assert verdict.outcome is Outcome.OFF_CONTRACT and "larger than" in verdict.text
+    verdict = classify(StreamedReply(200, "x" * 10, truncated=True, raw="{...}", read_limit=1024))
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (1,024 bytes)" in verdict.text
 
 
 def test_an_error_chunk_fails_with_the_nodes_words_and_the_text_before() -> None:

@@ -31,18 +31,9 @@ MODES = ("text/plain", BINARY, "text/csv")
 UPLOAD_BYTES = 5 * MIB
 #: Past N8N_PAYLOAD_SIZE_MAX (16 MiB) as base64 (17.3 MiB), within it as bytes.
 PAST_JSON_BOUND_BYTES = 13 * MIB
-#: The reply file. Its base64 must fit the adapter's reply bound (1 MiB on main, the
-#: constant MAX_REPLY_BYTES); raise it to 3 * MIB once ADAPTER_MAX_REPLY_BYTES (32 MiB) is in.
-REPLY_FILE_BYTES = 700 * 1024
-#: What the reply test's adapter needs beyond the defaults: main keeps a reply's file only
-#: within ADAPTER_MAX_STORED_TEXT characters of base64. Empty once replies are kept whole.
-REPLY_KEPT = {"max_stored_text": 2 * REPLY_FILE_BYTES}
-
-
-def body_bound(size: int) -> int:
-    """ADAPTER_MAX_BODY_BYTES for a request of `size` bytes of files, as base64 (room to spare
-    until its default fits them: the bound of main is 1 MiB)."""
-    return size * 4 // 3 + 64 * 1024
+#: The reply file, made by a Code node: several megabytes, read whole at the default
+#: ADAPTER_MAX_REPLY_BYTES (32 MiB).
+REPLY_FILE_BYTES = 3 * MIB
 
 
 async def send(adapter: str, text: str, *files: tuple[str, bytes]) -> dict[str, Any]:
@@ -76,12 +67,7 @@ def digest_line(field: str, name: str, content: bytes) -> str:
 async def test_a_multi_megabyte_upload_reaches_n8n_as_binary_data_whole(
     n8n: N8n, start_adapter: StartAdapter
 ) -> None:
-    adapter = await start_adapter(
-        n8n.webhook(DIGEST),
-        webhook_files="multipart",
-        input_modes=MODES,
-        max_body_bytes=body_bound(UPLOAD_BYTES + 3),
-    )
+    adapter = await start_adapter(n8n.webhook(DIGEST), webhook_files="multipart", input_modes=MODES)
     upload = os.urandom(UPLOAD_BYTES)
     # A name n8n must keep as written: not ASCII, and a quote that must not end its header.
     name = 'Prüfbericht "Q3" ✓.bin'
@@ -97,8 +83,7 @@ async def test_a_file_past_n8ns_json_bound_fails_naming_it_and_goes_as_binary_da
     n8n: N8n, start_adapter: StartAdapter
 ) -> None:
     upload = os.urandom(PAST_JSON_BOUND_BYTES)
-    bound = body_bound(PAST_JSON_BOUND_BYTES)
-    as_json = await start_adapter(n8n.webhook(DIGEST), input_modes=MODES, max_body_bytes=bound)
+    as_json = await start_adapter(n8n.webhook(DIGEST), input_modes=MODES)
     refused = await send(as_json, "Check this.", ("big.bin", upload))
     assert refused["status"]["state"] == "TASK_STATE_FAILED"
     assert refused["metadata"] == {"outcome": "HTTP_ERROR"}
@@ -114,7 +99,7 @@ async def test_a_file_past_n8ns_json_bound_fails_naming_it_and_goes_as_binary_da
         'n8n said: {"code":0,"message":"There was a problem executing the workflow"}'
     )
     as_binary = await start_adapter(
-        n8n.webhook(DIGEST), webhook_files="multipart", input_modes=MODES, max_body_bytes=bound
+        n8n.webhook(DIGEST), webhook_files="multipart", input_modes=MODES
     )
     taken = await send(as_binary, "Check this.", ("big.bin", upload))
     assert answer_of(taken) == digest_line("file0", "big.bin", upload)
@@ -129,9 +114,7 @@ def pattern(size: int) -> bytes:
 async def test_a_file_a_code_node_makes_reaches_the_caller_whole(
     n8n: N8n, start_adapter: StartAdapter
 ) -> None:
-    adapter = await start_adapter(
-        n8n.webhook(REPLY), input_modes=MODES, output_modes=MODES, **REPLY_KEPT
-    )
+    adapter = await start_adapter(n8n.webhook(REPLY), input_modes=MODES, output_modes=MODES)
     task = await send(adapter, str(REPLY_FILE_BYTES))
     assert answer_of(task) == f"Here is pattern.bin: {REPLY_FILE_BYTES} bytes."
     [file] = [artifact["parts"] for artifact in task["artifacts"] if artifact["name"] != "answer"]
@@ -145,8 +128,6 @@ async def test_a_file_a_code_node_makes_reaches_the_caller_whole(
 async def test_the_reply_workflow_reads_a_multipart_request_too(
     n8n: N8n, start_adapter: StartAdapter
 ) -> None:
-    adapter = await start_adapter(
-        n8n.webhook(REPLY), webhook_files="multipart", output_modes=MODES, **REPLY_KEPT
-    )
+    adapter = await start_adapter(n8n.webhook(REPLY), webhook_files="multipart", output_modes=MODES)
     task = await send(adapter, "1000")
     assert answer_of(task) == "Here is pattern.bin: 1000 bytes."
