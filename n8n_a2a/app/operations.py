@@ -4,6 +4,7 @@ executor's or push's call, and its result in the codec's shapes. Streams go to s
 from __future__ import annotations
 
 from ..auth.caller import Caller
+from ..executor import Reservation
 from ..observability import traces
 from ..protocol.codec import Codec
 from ..protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
@@ -17,12 +18,15 @@ from ..protocol.push import (
 from .edge import Edge
 
 
-async def perform(edge: Edge, codec: Codec, operation: Operation, caller: Caller) -> object:
-    """The operation's encoded result; A2AError for one refused."""
+async def perform(
+    edge: Edge, codec: Codec, operation: Operation, caller: Caller, held: Reservation | None = None
+) -> object:
+    """The operation's encoded result; A2AError for one refused. `held`: a send's request
+    bytes under the memory budget, for its call to give back."""
     executor = edge.executor
     match operation:
         case SendMessage():
-            task = await executor.send(operation, caller)
+            task = await executor.send(operation, caller, held)
             traces.active.annotate("a2a.task_id", task.id)
             return codec.encode_send_result(task)
         case GetTask(task_id, history_length):

@@ -16,7 +16,7 @@ import ssl
 import zlib
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 import trio
@@ -43,6 +43,13 @@ _INFLATED = ("gzip", "deflate")
 # httpcore's DEBUG trace quotes every reply's headers, and a workflow's Location or
 # Content-Type may carry the caller's token: its lines stop at INFO, whatever the level.
 logging.getLogger("httpcore").setLevel(logging.INFO)
+
+
+class ReplyRoom(Protocol):
+    """Room for a reply's bytes under ADAPTER_MEMORY_BUDGET (executor/budget.py's
+    Reservation): `take` each piece as it is read; AtCapacity when it cannot be had."""
+
+    async def take(self, size: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +124,15 @@ class WebhookClient:
         await self._client.aclose()
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
-        """POST the request; every way it can go wrong comes back as a WebhookReply.
-        `relay`: where a streamed reply's text goes as it comes."""
+        """POST the request; every way it can go wrong comes back as a WebhookReply, but
+        a reply `room` cannot hold (its AtCapacity). `relay`: where a streamed reply's
+        text goes as it comes."""
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -133,11 +145,16 @@ class WebhookClient:
         if token is not None:
             headers["X-Subject-Token"] = token
         if traces.active.enabled:
-            return await self._traced(request.body(), headers, caller, relay)
-        return await self._exchange(request.body(), headers, token, relay)
+            return await self._traced(request.body(), headers, caller, relay, room)
+        return await self._exchange(request.body(), headers, token, relay, room)
 
     async def _traced(
-        self, body: bytes, headers: dict[str, str], caller: Caller, relay: Relay | None
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        caller: Caller,
+        relay: Relay | None,
+        room: ReplyRoom | None,
     ) -> WebhookReply:
         """The exchange within its client span, whose context n8n receives: its own trace
         joins the adapter's."""
@@ -145,7 +162,7 @@ class WebhookClient:
         headers.update(span.headers())
         started = trio.current_time()
         try:
-            reply = await self._exchange(body, headers, caller.subject_token, relay)
+            reply = await self._exchange(body, headers, caller.subject_token, relay, room)
         except BaseException:
             span.fail("cut before its reply")  # the task was canceled, or the adapter stops
             raise
@@ -162,13 +179,18 @@ class WebhookClient:
             span.end()
 
     async def _exchange(
-        self, body: bytes, headers: dict[str, str], token: str | None, relay: Relay | None
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        token: str | None,
+        relay: Relay | None,
+        room: ReplyRoom | None,
     ) -> WebhookReply:
         """The one exchange, under the call's deadline."""
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return await self._post(body, headers, token, relay)
+                return await self._post(body, headers, token, relay, room)
             except httpx.TimeoutException:
                 pass
             except httpx.ConnectError as error:
@@ -185,6 +207,7 @@ class WebhookClient:
         headers: dict[str, str],
         subject_token: str | None,
         relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
         """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
         streamed lines; anything else (an error, a compressed reply) is read whole."""
@@ -206,6 +229,8 @@ class WebhookClient:
                     if inflater is not None:
                         # Never more than one byte past the limit, however well it packs.
                         chunk = inflater.inflate(chunk, MAX_REPLY_BYTES + 1 - len(received))
+                    if room is not None:
+                        await room.take(len(chunk))
                     received += chunk
                     if len(received) > MAX_REPLY_BYTES or sent > _MAX_SENT_BYTES:
                         del received[MAX_REPLY_BYTES:]

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, object] = {
     "webhook_timeout": 60.0,
     "webhook_streaming": False,
     "max_body_bytes": 1048576,
+    "memory_budget": 128 * 1024 * 1024,
+    "memory_wait": 10.0,
     "max_concurrent_calls": 1024,
     "max_queued_calls": 1024,
     "max_tasks": 10000,

@@ -26,7 +26,7 @@ from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEv
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import Relay
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
 
@@ -194,7 +194,11 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
 async def test_a_workflow_bug_fails_one_task_and_the_executor_goes_on() -> None:
     class Broken(ScriptedWorkflow):
         async def call(
-            self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+            self,
+            request: WebhookRequest,
+            caller: Caller,
+            relay: Relay | None = None,
+            room: ReplyRoom | None = None,
         ) -> WebhookReply:
             if request.text == "bug":
                 raise RuntimeError("boom")
@@ -384,7 +388,11 @@ class Relaying(ScriptedWorkflow):
         self.waiting, self.gate, self.done = trio.Event(), trio.Event(), trio.Event()
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
         assert relay is not None
         relay("first ")

@@ -28,7 +28,7 @@ from n8n_a2a.protocol.model import (
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import Relay
 
 
@@ -52,7 +52,11 @@ class ScriptedWorkflow:
             event.set()
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
         self.calls.append(request)
         try:

@@ -1,0 +1,112 @@
+"""A request body's bytes reserved under ADAPTER_MEMORY_BUDGET before quart reads one.
+
+quart reads a request's body into memory as it comes, whatever its route does (its ASGI
+receive loop runs beside the route), so the reservation cannot wait for the route: it is
+taken here, around the app, before the first `receive`. Until it is had the body stays
+in the socket (hypercorn reads no further than the app asks). It is the body's
+Content-Length, or ADAPTER_MAX_BODY_BYTES for a chunked body, whose length nobody knows
+before it is read whole; a body announced past that bound is quart's 413 and holds
+nothing. A send passes the reservation on to its webhook call (executor/calls.py gives
+it back when the call ends); anything else gives it back when its route is done, and
+the exchange's end gives back whatever is left.
+
+A request the budget had no room for within ADAPTER_MEMORY_WAIT still reaches its route,
+its body read and dropped as it comes: the route answers the refusal, retryable, having
+done nothing (JSON-RPC -32000 with a null id, since its id was never read; HTTP+JSON 503),
+with Retry-After.
+"""
+
+from __future__ import annotations
+
+from hypercorn.typing import (
+    ASGIFramework,
+    ASGIReceiveCallable,
+    ASGIReceiveEvent,
+    ASGISendCallable,
+    HTTPRequestEvent,
+    HTTPScope,
+    Scope,
+)
+from quart import request
+
+from ..core.errors import AtCapacity
+from ..executor import MemoryBudget, Reservation
+from ..protocol.model import Operation, SendMessage
+
+# The scope's extension where a request's reservation, or its refusal, travels to its route.
+_EXTENSION = "n8n_a2a.budget"
+
+
+class BudgetedBodies:
+    """The app, with each request body's bytes reserved before it is read."""
+
+    def __init__(self, app: ASGIFramework, budget: MemoryBudget, max_body_bytes: int) -> None:
+        self._app = app
+        self._budget = budget
+        self._max_body_bytes = max_body_bytes
+
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        size = body_size(scope, self._max_body_bytes) if scope["type"] == "http" else 0
+        if not size or scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        extensions = scope.setdefault("extensions", {})
+        try:
+            held = await self._budget.reserve(size)
+        except AtCapacity as refusal:
+            extensions[_EXTENSION] = {"refused": refusal}
+            await self._app(scope, _dropping(receive), send)
+            return
+        extensions[_EXTENSION] = {"held": held}
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            held.give_back()
+
+
+def body_size(scope: HTTPScope, max_body_bytes: int) -> int:
+    """The bytes to reserve for the request's body: its Content-Length, the bound for a
+    chunked one, none for one past the bound (refused 413 unread) or without a body."""
+    headers = {name.lower(): value for name, value in scope["headers"]}
+    length = headers.get(b"content-length")
+    if length is not None:
+        try:
+            size = int(length)
+        except ValueError:
+            return 0  # h11 refuses it before any app runs
+        return size if size <= max_body_bytes else 0
+    return max_body_bytes if b"transfer-encoding" in headers else 0
+
+
+def refusal() -> AtCapacity | None:
+    """The budget's refusal of the request being answered (None: it was admitted)."""
+    found = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("refused")
+    return found if isinstance(found, AtCapacity) else None
+
+
+def held_for(operation: Operation) -> Reservation | None:
+    """The request body's reservation, for a send to pass on to its call; anything else
+    gives it back now (its body is parsed and done with)."""
+    held = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("held")
+    if not isinstance(held, Reservation):
+        return None
+    if isinstance(operation, SendMessage):
+        return held
+    held.give_back()
+    return None
+
+
+def _dropping(receive: ASGIReceiveCallable) -> ASGIReceiveCallable:
+    """`receive`, with every piece of the body dropped as it comes."""
+
+    async def dropped() -> ASGIReceiveEvent:
+        event = await receive()
+        if event["type"] == "http.request":
+            return HTTPRequestEvent(
+                type="http.request", body=b"", more_body=event.get("more_body", False)
+            )
+        return event
+
+    return dropped
