@@ -17,6 +17,7 @@ from .app import create_app
 from .app.admission import BudgetedBodies
 from .config import Settings
 from .executor import Drained, Executor, MemoryBudget
+from .executor.budget import return_freed_payloads
 from .executor.reaper import Leases, keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
@@ -263,6 +264,7 @@ async def serve(
     # Push lookups run in threads of their own, configs' and deliveries' alike.
     lookups = Lookups()
     metrics = Metrics()
+    return_freed_payloads()
     budget = MemoryBudget(settings.memory_budget, settings.memory_wait)
     async with (
         WebhookClient(settings) as webhook,

@@ -11,7 +11,7 @@ it back when the call ends); anything else gives it back when its route is done,
 the exchange's end gives back whatever is left.
 
 A request the budget had no room for within ADAPTER_MEMORY_WAIT still reaches its route,
-its body read and dropped as it comes: the route answers the refusal, retryable, having
+its body read to its end and dropped as it comes: the route answers the refusal, retryable, having
 done nothing (JSON-RPC -32000 with a null id, since its id was never read; HTTP+JSON 503),
 with Retry-After.
 """
@@ -56,8 +56,11 @@ class BudgetedBodies:
         try:
             held = await self._budget.reserve(size)
         except AtCapacity as refusal:
-            extensions[_EXTENSION] = {"refused": refusal}
-            await self._app(scope, _dropping(receive), send)
+            # Without its traceback: its frames hold this scope, which would hold it, a
+            # cycle that kept every refused exchange (its connection and all) until a full
+            # collection.
+            extensions[_EXTENSION] = {"refused": refusal.with_traceback(None)}
+            await self._app(scope, await _dropped(receive), send)
             return
         extensions[_EXTENSION] = {"held": held}
         try:
@@ -98,15 +101,18 @@ def held_for(operation: Operation) -> Reservation | None:
     return None
 
 
-def _dropping(receive: ASGIReceiveCallable) -> ASGIReceiveCallable:
-    """`receive`, with every piece of the body dropped as it comes."""
-
-    async def dropped() -> ASGIReceiveEvent:
+async def _dropped(receive: ASGIReceiveCallable) -> ASGIReceiveCallable:
+    """`receive` once the body was read to its end and dropped, piece by piece: the app
+    sees an empty body. Answered before its body is read, a client still sending it
+    would lose the answer to the connection's close."""
+    while True:
         event = await receive()
-        if event["type"] == "http.request":
-            return HTTPRequestEvent(
-                type="http.request", body=b"", more_body=event.get("more_body", False)
-            )
-        return event
+        if event["type"] != "http.request" or not event.get("more_body", False):
+            break
+    ended = HTTPRequestEvent(type="http.request", body=b"", more_body=False)
+    first: list[ASGIReceiveEvent] = [ended if event["type"] == "http.request" else event]
 
-    return dropped
+    async def after() -> ASGIReceiveEvent:
+        return first.pop() if first else await receive()
+
+    return after

@@ -86,16 +86,20 @@ class JsonRpcEndpoint:
             if codec.refuses_as_event(call.method):
                 return self._streams.refused(JsonRpcFrames(call.id, codec), error, method)
             return refuse(edge, call.id, codec, error, method)
+        # The body and its parsed params are done with: a file's bytes live on in the
+        # operation alone while the send waits for its task to end.
+        request_id = call.id
+        del body, call
         held = admission.held_for(operation)
         try:
             if answers_with_events(operation):
-                frames = JsonRpcFrames(call.id, codec)
+                frames = JsonRpcFrames(request_id, codec)
                 return await self._streams.open(frames, operation, caller, method, held)
             result = await perform(edge, codec, operation, caller, held)
         except (A2AError, AdapterError) as error:
-            return refuse(edge, call.id, codec, wire_error(error), method)
+            return refuse(edge, request_id, codec, wire_error(error), method)
         edge.metrics.request_answered(JSONRPC, method, 0)
-        return json_response(jsonrpc.result_response(call.id, result))
+        return json_response(jsonrpc.result_response(request_id, result))
 
 
 def read_id() -> jsonrpc.RequestId:

@@ -101,8 +101,10 @@ class RestBinding:
                 )
                 return refuse(edge, wrong_type, method)
         try:
-            params = rest.params_of(matched, ids, request.args, body)
-            operation = codec.decode(method, params, edge.settings.modes)
+            operation = codec.decode(
+                method, rest.params_of(matched, ids, request.args, body), edge.settings.modes
+            )
+            del body  # done with: a file's bytes live on in the operation alone
             held = admission.held_for(operation)
             if answers_with_events(operation):
                 frames = RestFrames(codec)

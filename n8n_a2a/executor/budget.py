@@ -10,6 +10,7 @@ bytes back in its `finally`: either way nothing stays reserved.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Protocol
 
 import trio
@@ -20,6 +21,21 @@ from ..core.errors import AtCapacity
 #: A reply's room grows by at least this much at a time: one ask per 1 MiB read, not
 #: one per chunk.
 REPLY_STEP = 1024 * 1024
+
+
+#: glibc's mallopt parameter for the size from which a block is mapped on its own.
+_M_MMAP_THRESHOLD = -3
+
+
+def return_freed_payloads() -> None:
+    """Have malloc map every block of 128 KiB or more on its own, so that a payload's
+    megabytes go back to the system once freed. glibc raises that threshold as large
+    blocks are freed (up to 32 MiB), and its heap then keeps what a burst of files took:
+    RSS stayed 532 MiB over idle after 16 sends of 20 MiB files, with it back near idle.
+    Nothing where the C library has no mallopt."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
 
 
 class Keeper(Protocol):

@@ -14,6 +14,7 @@ import json
 import logging
 import ssl
 import zlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
@@ -211,7 +212,11 @@ class WebhookClient:
     ) -> WebhookReply:
         """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
         streamed lines; anything else (an error, a compressed reply) is read whole."""
-        async with self._client.stream("POST", self._url, content=body, headers=headers) as reply:
+        # A length, not chunks, as with the bytes themselves.
+        length = {**headers, "Content-Length": str(len(body))}
+        async with self._client.stream(
+            "POST", self._url, content=_SentOnce(body), headers=length
+        ) as reply:
             encoding = reply.headers.get("content-encoding", "").strip().lower()
             if encoding == "identity":
                 encoding = ""
@@ -253,6 +258,20 @@ class WebhookClient:
                 content_encoding="" if inflater is not None else encoding,
                 subject_token=subject_token,
             )
+
+
+class _SentOnce:
+    """A request body httpx lets go of once it is sent. httpx's response and its request
+    hold each other (a cycle): given bytes, a file's base64 lived on after its call until
+    Python's next full collection (measured: one body per call of a burst of 20 MiB files,
+    280 MiB, still held after all were answered)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        body, self._body = self._body, b""
+        yield body
 
 
 class _Inflater:
