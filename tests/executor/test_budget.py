@@ -8,6 +8,8 @@ import trio
 
 from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.executor.budget import REPLY_STEP, MemoryBudget
+from n8n_a2a.store.memory import MemoryTaskStore
+from tests.support.store_tasks import Ticking, finished
 
 MiB = 1024 * 1024
 
@@ -156,3 +158,20 @@ async def test_a_reply_that_cannot_be_held_is_told_so_without_retry_later(
     request.give_back()
     reply.give_back()
     assert budget.held == 0
+
+
+async def test_a_memory_store_s_finished_tasks_make_room_oldest_first() -> None:
+    budget = MemoryBudget(40_000, wait=0.0)
+    clock = Ticking()
+    store = MemoryTaskStore(clock=clock, payloads=budget)
+    budget.keep_in(store)
+    old, new = (
+        await finished(store, clock, "o" * 15_000),
+        await finished(store, clock, "n" * 15_000),
+    )
+    assert budget.kept == 2 + 15_000 + 2 + 15_000
+    held = await budget.reserve(20_000)
+    assert "released" in (await store.get(old)).metadata
+    assert "released" not in (await store.get(new)).metadata
+    assert budget.kept == 2 + 2 + 15_000
+    held.give_back()
