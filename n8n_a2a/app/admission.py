@@ -8,7 +8,8 @@ Content-Length, or ADAPTER_MAX_BODY_BYTES for a chunked body, whose length nobod
 before it is read whole; a body announced past that bound is quart's 413 and holds
 nothing. A send passes the reservation on to its webhook call (executor/calls.py gives
 it back when the call ends); anything else gives it back when its route is done, and
-the exchange's end gives back whatever is left.
+the exchange's end gives back whatever is left. A GetTask also holds what its answer
+carries of the task (`delivery`), until the answer has gone out.
 
 A request the budget had no room for within ADAPTER_MEMORY_WAIT still reaches its route,
 its body read to its end and dropped as it comes: the route answers the refusal, retryable, having
@@ -48,21 +49,39 @@ class BudgetedBodies:
     async def __call__(
         self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
     ) -> None:
-        size = body_size(scope, self._max_body_bytes) if scope["type"] == "http" else 0
-        if not size or scope["type"] != "http":
+        if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        extensions = scope.setdefault("extensions", {})
+        # What the answer carries of a kept task (a GetTask's), held until it has gone out.
+        delivery = self._budget.reservation()
+        extension: dict[str, object] = {"delivery": delivery}
+        scope.setdefault("extensions", {})[_EXTENSION] = extension
+        try:
+            if size := body_size(scope, self._max_body_bytes):
+                await self._admit(scope, receive, send, size, extension)
+            else:
+                await self._app(scope, receive, send)
+        finally:
+            delivery.give_back()
+
+    async def _admit(
+        self,
+        scope: HTTPScope,
+        receive: ASGIReceiveCallable,
+        send: ASGISendCallable,
+        size: int,
+        extension: dict[str, object],
+    ) -> None:
         try:
             held = await self._budget.reserve(size)
         except AtCapacity as refusal:
             # Without its traceback: its frames hold this scope, which would hold it, a
             # cycle that kept every refused exchange (its connection and all) until a full
             # collection.
-            extensions[_EXTENSION] = {"refused": refusal.with_traceback(None)}
+            extension["refused"] = refusal.with_traceback(None)
             await self._app(scope, await _dropped(receive), send)
             return
-        extensions[_EXTENSION] = {"held": held}
+        extension["held"] = held
         try:
             await self._app(scope, receive, send)
         finally:
@@ -99,6 +118,12 @@ def held_for(operation: Operation) -> Reservation | None:
         return held
     held.give_back()
     return None
+
+
+def delivery() -> Reservation | None:
+    """Where the request's answer holds the payload bytes of a kept task it carries."""
+    found = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("delivery")
+    return found if isinstance(found, Reservation) else None
 
 
 async def _dropped(receive: ASGIReceiveCallable) -> ASGIReceiveCallable:

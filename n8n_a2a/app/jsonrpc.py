@@ -95,7 +95,7 @@ class JsonRpcEndpoint:
             if answers_with_events(operation):
                 frames = JsonRpcFrames(request_id, codec)
                 return await self._streams.open(frames, operation, caller, method, held)
-            result = await perform(edge, codec, operation, caller, held)
+            result = await perform(edge, codec, operation, caller, held, admission.delivery())
         except (A2AError, AdapterError) as error:
             return refuse(edge, request_id, codec, wire_error(error), method)
         edge.metrics.request_answered(JSONRPC, method, 0)

@@ -4,6 +4,7 @@ executor's or push's call, and its result in the codec's shapes. Streams go to s
 from __future__ import annotations
 
 from ..auth.caller import Caller
+from ..core.release import task_payload_bytes
 from ..executor import Reservation
 from ..observability import traces
 from ..protocol.codec import Codec
@@ -19,10 +20,17 @@ from .edge import Edge
 
 
 async def perform(
-    edge: Edge, codec: Codec, operation: Operation, caller: Caller, held: Reservation | None = None
+    edge: Edge,
+    codec: Codec,
+    operation: Operation,
+    caller: Caller,
+    held: Reservation | None = None,
+    delivery: Reservation | None = None,
 ) -> object:
-    """The operation's encoded result; A2AError for one refused. `held`: a send's request
-    bytes under the memory budget, for its call to give back."""
+    """The operation's encoded result; A2AError for one refused. Under the memory budget:
+    `held`, a send's request bytes, for its call to give back; `delivery`, where a
+    GetTask holds the task's payload bytes while its answer is made and sent (AtCapacity
+    when there is no room within the wait: a read, retryable)."""
     executor = edge.executor
     match operation:
         case SendMessage():
@@ -31,7 +39,10 @@ async def perform(
             return codec.encode_send_result(task)
         case GetTask(task_id, history_length):
             traces.active.annotate("a2a.task_id", task_id)
-            return codec.encode_task(await executor.get(task_id, caller, history_length))
+            task = await executor.get(task_id, caller, history_length)
+            if delivery is not None:
+                await delivery.grow(task_payload_bytes(task))
+            return codec.encode_task(task)
         case CancelTask(task_id):
             traces.active.annotate("a2a.task_id", task_id)
             return codec.encode_task(await executor.cancel(task_id, caller))

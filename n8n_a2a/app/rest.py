@@ -109,7 +109,7 @@ class RestBinding:
             if answers_with_events(operation):
                 frames = RestFrames(codec)
                 return await self._streams.open(frames, operation, caller, method, held)
-            result = await perform(edge, codec, operation, caller, held)
+            result = await perform(edge, codec, operation, caller, held, admission.delivery())
         except (A2AError, AdapterError) as error:
             return refuse(edge, wire_error(error), method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)
