@@ -212,6 +212,7 @@ def _open_task_services(
     in_memory = stores.tasks if isinstance(stores.tasks, MemoryTaskStore) else ()
     metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
     metrics.watch_push(lambda: deliverer.queued)
+    metrics.watch_budget(lambda: budget.held, lambda: budget.kept, lambda: budget.waiting)
     return _TaskServices(executor, deliverer, push)
 
 
