@@ -14,8 +14,9 @@ IDLE_BYTES = 64 * MIB
 #: A send in flight holds up to 32,768 JSON values of about 150 bytes each as Python
 #: objects, however few bytes they took in the body (the budget counts the bytes).
 REQUEST_VALUES_BYTES = 32_768 * 150
-TASK_OVERHEAD_BYTES = 2 * 1024  # a task past its two stored texts (18 KiB less 2 x 8 KiB)
-BYTES_PER_CHARACTER = 4  # a stored text's characters take 1 to 4 bytes each
+#: A task past its payloads (its texts, data and files are payload: the budget counts
+#: their UTF-8 bytes, as many as they take in memory or more).
+TASK_OVERHEAD_BYTES = 2 * 1024
 PUSH_CONFIG_BYTES = 12 * 1024  # a push config with every field at its bound
 
 
@@ -25,10 +26,10 @@ def payload_bytes(settings: Settings) -> int:
 
 
 def fixed_bytes(settings: Settings) -> int:
-    """What the other bounds hold: every task's stored texts and push configs, and the
-    JSON values of every send running or waiting."""
-    task = 2 * settings.max_stored_text * BYTES_PER_CHARACTER + TASK_OVERHEAD_BYTES
-    tasks = settings.max_tasks * (task + settings.push_max_configs * PUSH_CONFIG_BYTES)
+    """What the other bounds hold: every task's push configs and the rest of it past its
+    payloads, and the JSON values of every send running or waiting."""
+    task = TASK_OVERHEAD_BYTES + settings.push_max_configs * PUSH_CONFIG_BYTES
+    tasks = settings.max_tasks * task
     sends = settings.max_concurrent_calls + settings.max_queued_calls
     return tasks + sends * REQUEST_VALUES_BYTES
 
