@@ -14,8 +14,10 @@ from hypercorn.config import Config, Sockets
 
 from . import __version__
 from .app import create_app
+from .app.admission import BudgetedBodies
 from .config import Settings
-from .executor import Drained, Executor
+from .executor import Drained, Executor, MemoryBudget
+from .executor.budget import return_freed_payloads
 from .executor.reaper import Leases, keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
@@ -100,10 +102,15 @@ class _Stores:
 
 
 @asynccontextmanager
-async def _stores(settings: Settings, metrics: Metrics) -> AsyncIterator[_Stores]:
-    """In this process's memory, or with ADAPTER_STORE_URL in PostgreSQL."""
+async def _stores(
+    settings: Settings, metrics: Metrics, budget: MemoryBudget
+) -> AsyncIterator[_Stores]:
+    """In this process's memory, or with ADAPTER_STORE_URL in PostgreSQL. In memory, the
+    finished tasks' payloads count in the budget and make room when it is full; PostgreSQL
+    keeps them whole until the TTL, out of this process."""
     if settings.store_url is None:
-        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl)
+        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl, payloads=budget)
+        budget.keep_in(store)
         configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
         yield _Stores(store, LocalTaskEvents(), configs, None, lambda: None)
         return
@@ -164,6 +171,7 @@ def _open_task_services(
     settings: Settings,
     calls: trio.Nursery,
     stores: _Stores,
+    budget: MemoryBudget,
     webhook: WebhookClient,
     push_sender: PushSender,
     lookups: Lookups,
@@ -198,10 +206,12 @@ def _open_task_services(
         input_ttl=settings.input_ttl,
         push=push,
         store_patience=settings.lease_seconds,
+        budget=budget,
     )
     in_memory = stores.tasks if isinstance(stores.tasks, MemoryTaskStore) else ()
     metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
     metrics.watch_push(lambda: deliverer.queued)
+    metrics.watch_budget(lambda: budget.held, lambda: budget.kept, lambda: budget.waiting)
     return _TaskServices(executor, deliverer, push)
 
 
@@ -254,6 +264,8 @@ async def serve(
     # Push lookups run in threads of their own, configs' and deliveries' alike.
     lookups = Lookups()
     metrics = Metrics()
+    return_freed_payloads()
+    budget = MemoryBudget(settings.memory_budget, settings.memory_wait)
     async with (
         WebhookClient(settings) as webhook,
         PushSender(
@@ -263,10 +275,12 @@ async def serve(
             max_per_address=settings.push_max_per_address,
         ) as push_sender,
         _token_verifier(settings) as verifier,
-        _stores(settings, metrics) as stores,
+        _stores(settings, metrics, budget) as stores,
         trio.open_nursery() as calls,
     ):
-        work = _open_task_services(settings, calls, stores, webhook, push_sender, lookups, metrics)
+        work = _open_task_services(
+            settings, calls, stores, budget, webhook, push_sender, lookups, metrics
+        )
         lifetime = _Shutdown(settings, work, shutdown_trigger)
         app = create_app(settings, work.executor, metrics, work.push, verifier, stores.problem)
         # The connection's read deadline bounds a request's body: quart's own 60 s would
@@ -277,7 +291,7 @@ async def serve(
             # Hypercorn's connections, on the sockets bound above, while the executor
             # drains the webhook calls beside them.
             await serve_http(
-                app,
+                BudgetedBodies(app, budget, settings.max_body_bytes),
                 config,
                 settings,
                 limits,

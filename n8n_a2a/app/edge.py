@@ -56,6 +56,18 @@ def wire_error(error: A2AError | AdapterError) -> A2AError:
     return A2AError(WIRE_CODES[type(error)], error.message)
 
 
+#: Seconds a caller told to retry later (-32000, or 503) is asked to wait first.
+RETRY_AFTER = 1
+
+
+def retry_later(error: A2AError, response: Response) -> Response:
+    """The answer, with Retry-After when it tells the caller to retry later (-32000 in
+    JSON-RPC, 503 in HTTP+JSON: a full budget or bound, a store out of reach)."""
+    if error.code is ErrorCode.SERVER_BUSY:
+        response.headers["Retry-After"] = str(RETRY_AFTER)
+    return response
+
+
 def auth_status(failure: AuthFailure) -> int:
     return AUTH_STATUSES.get(failure.reason, 401)
 

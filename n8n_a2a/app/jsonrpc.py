@@ -20,8 +20,9 @@ from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.versions import METHODS
+from . import admission
 from .card import card_url
-from .edge import JSONRPC, Edge, auth_status, json_response, traced, wire_error
+from .edge import JSONRPC, Edge, auth_status, json_response, retry_later, traced, wire_error
 from .negotiation import Negotiation, current
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
@@ -57,8 +58,11 @@ class JsonRpcEndpoint:
         except AuthFailure as failure:
             request_id = await _readable_id()
             status = auth_status(failure)
-            refusal = refuse(edge, request_id, codec, wire_error(failure), status=status)
-            return edge.refused_caller(failure, refusal)
+            refused = refuse(edge, request_id, codec, wire_error(failure), status=status)
+            return edge.refused_caller(failure, refused)
+        if (full := admission.refusal()) is not None:
+            # The memory budget had no room for the body: it was dropped unread, id and all.
+            return refuse(edge, None, codec, wire_error(full))
         body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         if not is_json(request.content_type):
             error = A2AError(
@@ -82,15 +86,20 @@ class JsonRpcEndpoint:
             if codec.refuses_as_event(call.method):
                 return self._streams.refused(JsonRpcFrames(call.id, codec), error, method)
             return refuse(edge, call.id, codec, error, method)
+        # The body and its parsed params are done with: a file's bytes live on in the
+        # operation alone while the send waits for its task to end.
+        request_id = call.id
+        del body, call
+        held = admission.held_for(operation)
         try:
             if answers_with_events(operation):
-                frames = JsonRpcFrames(call.id, codec)
-                return await self._streams.open(frames, operation, caller, method)
-            result = await perform(edge, codec, operation, caller)
+                frames = JsonRpcFrames(request_id, codec)
+                return await self._streams.open(frames, operation, caller, method, held)
+            result = await perform(edge, codec, operation, caller, held, admission.delivery())
         except (A2AError, AdapterError) as error:
-            return refuse(edge, call.id, codec, wire_error(error), method)
+            return refuse(edge, request_id, codec, wire_error(error), method)
         edge.metrics.request_answered(JSONRPC, method, 0)
-        return json_response(jsonrpc.result_response(call.id, result))
+        return json_response(jsonrpc.result_response(request_id, result))
 
 
 def read_id() -> jsonrpc.RequestId:
@@ -122,8 +131,9 @@ def error_response(
 ) -> Response:
     # JSON-RPC errors travel with HTTP 200: the SDK clients turn any other status into a
     # transport error and lose the A2A error code.
-    return json_response(
-        jsonrpc.error_response(request_id, codec.encode_error(error)), status=status
+    return retry_later(
+        error,
+        json_response(jsonrpc.error_response(request_id, codec.encode_error(error)), status=status),
     )
 
 

@@ -4,6 +4,8 @@ executor's or push's call, and its result in the codec's shapes. Streams go to s
 from __future__ import annotations
 
 from ..auth.caller import Caller
+from ..core.release import task_payload_bytes
+from ..executor import Reservation
 from ..observability import traces
 from ..protocol.codec import Codec
 from ..protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
@@ -17,17 +19,30 @@ from ..protocol.push import (
 from .edge import Edge
 
 
-async def perform(edge: Edge, codec: Codec, operation: Operation, caller: Caller) -> object:
-    """The operation's encoded result; A2AError for one refused."""
+async def perform(
+    edge: Edge,
+    codec: Codec,
+    operation: Operation,
+    caller: Caller,
+    held: Reservation | None = None,
+    delivery: Reservation | None = None,
+) -> object:
+    """The operation's encoded result; A2AError for one refused. Under the memory budget:
+    `held`, a send's request bytes, for its call to give back; `delivery`, where a
+    GetTask holds the task's payload bytes while its answer is made and sent (AtCapacity
+    when there is no room within the wait: a read, retryable)."""
     executor = edge.executor
     match operation:
         case SendMessage():
-            task = await executor.send(operation, caller)
+            task = await executor.send(operation, caller, held)
             traces.active.annotate("a2a.task_id", task.id)
             return codec.encode_send_result(task)
         case GetTask(task_id, history_length):
             traces.active.annotate("a2a.task_id", task_id)
-            return codec.encode_task(await executor.get(task_id, caller, history_length))
+            task = await executor.get(task_id, caller, history_length)
+            if delivery is not None:
+                await delivery.grow(task_payload_bytes(task))
+            return codec.encode_task(task)
         case CancelTask(task_id):
             traces.active.annotate("a2a.task_id", task_id)
             return codec.encode_task(await executor.cancel(task_id, caller))

@@ -21,7 +21,8 @@ from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
 from ..protocol.jsonrpc import dump
 from ..protocol.model import JSONObject
-from .edge import HTTP_JSON, Edge, auth_status, traced, wire_error
+from . import admission
+from .edge import HTTP_JSON, Edge, auth_status, retry_later, traced, wire_error
 from .negotiation import Negotiation, current
 from .operations import perform
 from .streams import EventStreams, answers_with_events
@@ -87,6 +88,8 @@ class RestBinding:
         if refusal is not None:
             return refuse(edge, refusal, method)
         caller = negotiation.caller(owner)
+        if (full := admission.refusal()) is not None:
+            return refuse(edge, wire_error(full), method)  # its body was dropped unread
         body = b""
         if matched.body:
             body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
@@ -98,11 +101,15 @@ class RestBinding:
                 )
                 return refuse(edge, wrong_type, method)
         try:
-            params = rest.params_of(matched, ids, request.args, body)
-            operation = codec.decode(method, params, edge.settings.modes)
+            operation = codec.decode(
+                method, rest.params_of(matched, ids, request.args, body), edge.settings.modes
+            )
+            del body  # done with: a file's bytes live on in the operation alone
+            held = admission.held_for(operation)
             if answers_with_events(operation):
-                return await self._streams.open(RestFrames(codec), operation, caller, method)
-            result = await perform(edge, codec, operation, caller)
+                frames = RestFrames(codec)
+                return await self._streams.open(frames, operation, caller, method, held)
+            result = await perform(edge, codec, operation, caller, held, admission.delivery())
         except (A2AError, AdapterError) as error:
             return refuse(edge, wire_error(error), method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)
@@ -127,4 +134,4 @@ def refuse(edge: Edge, error: A2AError, method: str = "other", status: int = 0) 
     )
     if isinstance(error, rest.NoRoute) and error.allowed:
         response.headers["Allow"] = ", ".join(error.allowed)
-    return response
+    return retry_later(error, response)

@@ -16,6 +16,7 @@ from quart import Response
 
 from ..auth.caller import Caller
 from ..core.errors import AdapterError, SubscriberTooSlow
+from ..executor import Reservation
 from ..executor.subscriptions import StreamQuota
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec
@@ -75,8 +76,10 @@ class EventStreams:
         operation: SendMessage | SubscribeToTask,
         caller: Caller,
         method: str,
+        held: Reservation | None = None,
     ) -> Response:
-        """The stream's response; A2AError for a v1.0 caller refused at once.
+        """The stream's response; A2AError for a v1.0 caller refused at once. `held`: a
+        streaming send's request bytes under the memory budget, for its call to give back.
 
         A v1.0 caller refused at once (an unknown or finished task, a full server) gets a
         plain JSON-RPC error, as the official v1.0 servers answer and every v1.0 client
@@ -86,7 +89,7 @@ class EventStreams:
         if frames.codec.facts.refuses_streams_plainly:
             self._quota.check(caller.owner)
             await self._edge.executor.check_stream(operation, caller)
-        events = self._events(frames, operation, caller, method)
+        events = self._events(frames, operation, caller, method, held)
         response = Response(events, headers=dict(sse.HEADERS))
         response.timeout = None  # a stream lasts as long as its task
         return response
@@ -97,7 +100,12 @@ class EventStreams:
         return Response(frames.error(error), headers=dict(sse.HEADERS))
 
     async def _events(
-        self, frames: Frames, operation: SendMessage | SubscribeToTask, caller: Caller, method: str
+        self,
+        frames: Frames,
+        operation: SendMessage | SubscribeToTask,
+        caller: Caller,
+        method: str,
+        held: Reservation | None,
     ) -> AsyncIterator[bytes]:
         edge = self._edge
 
@@ -107,7 +115,7 @@ class EventStreams:
         edge.metrics.stream_opened()
         try:
             with self._quota.hold(caller.owner):
-                async with edge.executor.stream(operation, caller) as task_stream:
+                async with edge.executor.stream(operation, caller, held) as task_stream:
                     edge.metrics.request_answered(frames.binding, method, 0)
                     yield result(task_stream.task)
                     while True:

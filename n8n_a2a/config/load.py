@@ -53,6 +53,7 @@ def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
             problems[variable.name] = "is required and must not be empty"
     # The checks across variables come second: a variable's own problem is the one it shows.
     _fit_the_limits(given, problems)
+    _fit_the_budget(given, problems)
     _check_the_issuer(given, present, problems)
     _check_the_card_signing(present, problems)
     retired = [Problem(name, why) for name, why in RETIRED.items() if name in environ]
@@ -82,6 +83,26 @@ def _fit_the_limits(given: dict[str, Any], problems: dict[str, str]) -> None:
     # clients' idle keep-alive connections.
     if (connections := given.setdefault("max_connections", 2 * admitted)) < admitted:
         problems.setdefault("ADAPTER_MAX_CONNECTIONS", f"{at_least}, got {connections}")
+
+
+def _fit_the_budget(given: dict[str, Any], problems: dict[str, str]) -> None:
+    """The memory budget must hold one body of the largest size taken, and a request may
+    not wait for it longer than its read may take (its read timer runs meanwhile): unset,
+    the wait is the default or half the read timeout, whichever is less."""
+    budget, bound = _value(given, "memory_budget"), _value(given, "max_body_bytes")
+    if budget < bound:
+        problems.setdefault(
+            "ADAPTER_MEMORY_BUDGET",
+            f"must be at least ADAPTER_MAX_BODY_BYTES ({bound}), got {budget}",
+        )
+    read_timeout = _value(given, "request_read_timeout")
+    if "memory_wait" not in given:
+        given["memory_wait"] = min(_DEFAULTS["memory_wait"], read_timeout / 2)
+    elif (wait := given["memory_wait"]) >= read_timeout:
+        problems.setdefault(
+            "ADAPTER_MEMORY_WAIT",
+            f"must be less than ADAPTER_REQUEST_READ_TIMEOUT ({read_timeout:g}), got {wait:g}",
+        )
 
 
 def _value(given: dict[str, Any], attribute: str) -> Any:

@@ -37,6 +37,10 @@ class Settings:
     webhook_files: str = "json"
     max_body_bytes: int = MAX_PAYLOAD_BYTES
     max_reply_bytes: int = MAX_PAYLOAD_BYTES
+    # Payload bytes (docs/operating.md, "Memory": RSS is at most the idle process, a few
+    # times this, and what the other bounds hold).
+    memory_budget: int = 128 * 1024 * 1024
+    memory_wait: float = 10.0
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024
     max_tasks: int = 10_000

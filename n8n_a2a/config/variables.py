@@ -138,6 +138,19 @@ VARIABLES: tuple[Variable, ...] = (
         read.quoting(read.at_least(1024)),
     ),
     Variable(
+        "ADAPTER_MEMORY_BUDGET",
+        "memory_budget",
+        "bytes of bodies, replies and tasks held",
+        read.quoting(read.at_least(1024)),
+    ),
+    Variable(
+        "ADAPTER_MEMORY_WAIT",
+        "memory_wait",
+        "seconds to wait for room",
+        _SECONDS,
+        default_text="10, or half the read time",
+    ),
+    Variable(
         "ADAPTER_MAX_CONCURRENT_CALLS",
         "max_concurrent_calls",
         "webhook calls under way at once",

@@ -50,6 +50,24 @@ def payload_bytes(part: Part) -> int:
     return len(part.text.encode("utf-8", "surrogatepass"))
 
 
+def task_payload_bytes(task: Task) -> int:
+    """The payload bytes a task holds: its artifacts', its history's and its status message's
+    parts (what ADAPTER_MEMORY_BUDGET counts of a kept task)."""
+    messages = (*task.history, *(() if task.status.message is None else (task.status.message,)))
+    parts = [part for artifact in task.artifacts for part in artifact.parts]
+    parts += [part for message in messages for part in message.parts]
+    # Counted once each: the answer is the status message, the last of the history and
+    # an artifact, all of them the same bytes.
+    distinct = {id(_payload(part)): part for part in parts}
+    return sum(payload_bytes(part) for part in distinct.values())
+
+
+def _payload(part: Part) -> object:
+    if part.file is not None:
+        return part.file.content if part.file.content is not None else part.file.url
+    return part.data if part.kind is PartKind.DATA else part.text
+
+
 def is_released(part: Part) -> bool:
     """Whether the part is a marker for a payload no longer kept."""
     return part.kind is PartKind.TEXT and isinstance((part.metadata or {}).get(MARK), dict)

@@ -51,6 +51,15 @@ ADAPTER_FAILED = Verdict(
 )
 
 
+def reply_not_held(why: str) -> Verdict:
+    """The verdict on a call whose reply could not be held under the memory budget."""
+    return Verdict(
+        Outcome.ADAPTER_ERROR,
+        f"The workflow answered, but its reply could not be held: {why}. The workflow ran; "
+        "send the message again if it should run again.",
+    )
+
+
 def input_expired(input_ttl: float) -> Verdict:
     """The verdict on a task whose question went unanswered for `input_ttl` seconds."""
     return Verdict(

@@ -33,6 +33,7 @@ from ..protocol.model import (
 )
 from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
+from .budget import MemoryBudget, Reservation
 from .calls import CallRunner, Drained, Workflow
 from .intake import InlinePush, Intake
 from .recorder import TaskRecorder
@@ -40,7 +41,7 @@ from .reports import TurnReporter
 from .subscriptions import DEFAULT_BUFFER, TaskStream
 from .waits import InputWaits
 
-__all__ = ["Drained", "Executor"]
+__all__ = ["Drained", "Executor", "MemoryBudget", "Reservation"]
 
 
 class Executor:
@@ -64,6 +65,7 @@ class Executor:
         input_ttl: float = 86400.0,
         push: InlinePush | None = None,
         store_patience: float = 15.0,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self._events = events
         self._stream_buffer = stream_buffer
@@ -82,6 +84,7 @@ class Executor:
             input_required=input_required,
             modes=modes,
             store_patience=store_patience,
+            budget=budget,
         )
         self._waits = InputWaits(self._tasks, self._reports, input_ttl)
         self._drained = trio.Event()
@@ -126,14 +129,18 @@ class Executor:
         """The caller's own tasks: nobody lists another's."""
         return await self._tasks.list(query, caller.owner)
 
-    async def send(self, operation: SendMessage, caller: Caller) -> Task:
-        """Submit a task for the message; a blocking send waits until it is terminal."""
+    async def send(
+        self, operation: SendMessage, caller: Caller, held: Reservation | None = None
+    ) -> Task:
+        """Submit a task for the message; a blocking send waits until it is terminal.
+        `held`: the request's bytes under the memory budget, which its call gives back
+        (the caller's, as before, if no call starts)."""
         self._calls.admit()
         # A caller that hangs up must not leave a task made and never started.
         with trio.CancelScope(shield=True):
             task = await self._intake.receive(operation, caller)
             if not operation.blocking:
-                started = await self._calls.start(task, operation.message, caller)
+                started = await self._calls.start(task, operation.message, caller, held)
                 return started.with_history_length(operation.history_length)
         ended = trio.Event()
 
@@ -143,13 +150,16 @@ class Executor:
 
         with self._events.subscribe(task.id, hear):
             with trio.CancelScope(shield=True):
-                await self._calls.start(task, operation.message, caller)
+                await self._calls.start(task, operation.message, caller, held)
             await ended.wait()
         return await self.get(task.id, caller, operation.history_length)
 
     @asynccontextmanager
     async def stream(
-        self, operation: SendMessage | SubscribeToTask, caller: Caller
+        self,
+        operation: SendMessage | SubscribeToTask,
+        caller: Caller,
+        held: Reservation | None = None,
     ) -> AsyncIterator[TaskStream]:
         """A stream of a new task (a streaming send) or of a running one (a subscription):
         it begins with the task, then hears every later event until the final one."""
@@ -166,7 +176,7 @@ class Executor:
         with self._events.subscribe(task.id, stream.hear):
             stream.begin(task)
             with trio.CancelScope(shield=True):
-                await self._calls.start(task, operation.message, caller)
+                await self._calls.start(task, operation.message, caller, held)
             yield stream
 
     async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:

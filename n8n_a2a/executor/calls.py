@@ -31,12 +31,13 @@ from ..auth.caller import Caller
 from ..core import lifecycle
 from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
 from ..core.errors import AtCapacity, StoreUnavailable
-from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id
+from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id, reply_not_held
 from ..observability import traces
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
 from ..store import TaskEvents
-from ..webhook.client import WebhookRequest
+from ..webhook.client import ReplyRoom, WebhookRequest
+from .budget import MemoryBudget, Reservation
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
@@ -53,7 +54,11 @@ class Workflow(Protocol):
     """The one call to the workflow (webhook.client.WebhookClient; a script in tests)."""
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply: ...
 
 
@@ -82,6 +87,10 @@ class _Call:
     #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
     over: bool = False
     span: traces.Span | None = None  # its turn's, with tracing on
+    #: Under ADAPTER_MEMORY_BUDGET: its request's bytes (passed on by the send) and its
+    #: reply's as read, both given back when the call ends.
+    held: Reservation | None = None
+    reply: Reservation | None = None
 
 
 class CallRunner:
@@ -101,8 +110,10 @@ class CallRunner:
         input_required: bool,
         modes: Modes,
         store_patience: float,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self._nursery = nursery
+        self._budget = budget
         self._tasks = tasks
         self._events = events
         self._workflow = workflow
@@ -154,9 +165,12 @@ class CallRunner:
         """Refuse new calls from now on (shutdown has begun)."""
         self._accepting = False
 
-    async def start(self, task: Task, message: Message, caller: Caller) -> Task:
+    async def start(
+        self, task: Task, message: Message, caller: Caller, held: Reservation | None = None
+    ) -> Task:
         """Start the call of the task's turn, on the caller's message; with a free slot the
-        task is `working` when this returns."""
+        task is `working` when this returns. `held`: the request's bytes under the memory
+        budget, the call's to give back from now on."""
         span: traces.Span | None = None
         if traces.active.enabled:
             # The turn's span, under the request's; the webhook call's goes under it.
@@ -173,6 +187,8 @@ class CallRunner:
             ),
             caller,
             span=span,
+            held=held.pass_on() if held is not None else None,
+            reply=self._budget.reservation() if self._budget is not None else None,
         )
         self._calls[task.id] = call
         # From now on a cut of the task, made anywhere, reaches the call.
@@ -252,16 +268,22 @@ class CallRunner:
         if self._calls.get(call.request.task_id) is call:
             del self._calls[call.request.task_id]
         call.hearing.close()
+        for reservation in (call.held, call.reply):
+            if reservation is not None:
+                reservation.give_back()
         call.ended.set()
 
     async def _call_workflow(self, call: _Call) -> Verdict:
         started = trio.current_time()
         try:
-            reply = await self._workflow.call(call.request, call.caller, self._relay(call))
+            relay = self._relay(call)
+            reply = await self._workflow.call(call.request, call.caller, relay, call.reply)
             call.webhook_status = (
                 reply.status if isinstance(reply, HttpReply | StreamedReply) else None
             )
             return classify(reply, input_required=self._input_required, modes=self._modes)
+        except AtCapacity as full:
+            return reply_not_held(full.message)
         except Exception:
             logger.exception("webhook call for task %s failed", call.request.task_id)
             return ADAPTER_FAILED

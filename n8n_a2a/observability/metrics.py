@@ -149,6 +149,21 @@ class Metrics:
             registry=self.registry,
         ).set_function(queued)
 
+    def watch_budget(
+        self,
+        held: Callable[[], float],
+        kept: Callable[[], float],
+        waiting: Callable[[], float],
+    ) -> None:
+        """ADAPTER_MEMORY_BUDGET's gauges, read at each scrape."""
+        gauges = (
+            ("n8n_a2a_memory_budget_held_bytes", "Payload bytes requests and calls hold.", held),
+            ("n8n_a2a_memory_budget_kept_bytes", "Payload bytes finished tasks keep.", kept),
+            ("n8n_a2a_memory_budget_waiting", "Requests and replies waiting for room.", waiting),
+        )
+        for name, documentation, read in gauges:
+            Gauge(name, documentation, registry=self.registry).set_function(read)
+
     def push_delivered(self, result: str, count: int = 1) -> None:
         """Count updates by result, one of PUSH_RESULTS."""
         self._push.labels(result).inc(count)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Protocol
 
 from ..core.errors import AtCapacity
 from ..core.lifecycle import check_move, is_terminal
+from ..core.release import released_task, task_payload_bytes
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Task, TaskPage, TaskStatus
 from . import MAX_PAGE_BYTES, Change, Moved, change_events
@@ -20,8 +22,18 @@ from .fanout import Clock, utc_now
 from .pages import decode_cursor, encode_cursor, fit, list_order
 
 
+class Payloads(Protocol):
+    """Where the payload bytes of finished tasks are counted (ADAPTER_MEMORY_BUDGET's
+    executor/budget.py): told when a task finishes and when it leaves."""
+
+    def keep(self, task_id: str, size: int) -> None: ...
+
+    def forget(self, task_id: str) -> None: ...
+
+
 class MemoryTaskStore:
-    """Every task this process holds, by id."""
+    """Every task this process holds, by id; the payload bytes of the finished ones told
+    to `payloads`, which may have their large parts released (`release_payloads`)."""
 
     def __init__(
         self,
@@ -30,6 +42,7 @@ class MemoryTaskStore:
         clock: Clock = utc_now,
         *,
         max_page_bytes: int = MAX_PAGE_BYTES,
+        payloads: Payloads | None = None,
     ) -> None:
         self._tasks: dict[str, Task] = {}
         # Finished task ids in the order they finished: eviction takes from the front.
@@ -38,6 +51,7 @@ class MemoryTaskStore:
         self._ttl = timedelta(seconds=ttl_seconds)
         self._clock = clock
         self._max_page_bytes = max_page_bytes
+        self._payloads = payloads
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -75,7 +89,18 @@ class MemoryTaskStore:
         self._tasks[task_id] = moved
         if is_terminal(change.state):
             self._finished[task_id] = None
+            if self._payloads is not None:
+                self._payloads.keep(task_id, task_payload_bytes(moved))
         return Moved(moved, events)
+
+    def release_payloads(self, task_id: str) -> int:
+        """Release a finished task's large parts (core/release.py's marker takes their
+        place; its version stays: nobody hears of a finished task again); the bytes freed."""
+        task = self._tasks.get(task_id)
+        if task is None or task_id not in self._finished:
+            return 0
+        released = self._tasks[task_id] = released_task(task)[0]
+        return task_payload_bytes(task) - task_payload_bytes(released)
 
     async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
         """A page of the owner's tasks, the most recently updated first (ties broken by id):
@@ -138,3 +163,5 @@ class MemoryTaskStore:
     def _forget(self, task_id: str) -> None:
         del self._finished[task_id]
         del self._tasks[task_id]
+        if self._payloads is not None:
+            self._payloads.forget(task_id)

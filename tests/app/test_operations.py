@@ -10,10 +10,11 @@ import pytest
 from n8n_a2a.app.edge import Edge
 from n8n_a2a.app.operations import perform
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.executor import Executor
+from n8n_a2a.core.errors import AtCapacity
+from n8n_a2a.executor import Executor, MemoryBudget
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import GetTask, ListTasks
+from n8n_a2a.protocol.model import GetTask, ListTasks, Message, Part, Role, SendMessage
 from n8n_a2a.protocol.push import GetPushConfig
 from n8n_a2a.protocol.versions import V03, V1
 from n8n_a2a.push.service import PushNotifications
@@ -54,3 +55,23 @@ async def test_a_push_operation_on_a_task_the_caller_cannot_see_is_an_unknown_ta
         with pytest.raises(A2AError) as refused:
             await perform(edge_of(executor), V1, GetPushConfig("t-none", "c-1"), Caller())
     assert refused.value.code is ErrorCode.TASK_NOT_FOUND
+
+
+async def test_a_get_task_holds_what_its_answer_carries_under_the_memory_budget() -> None:
+    budget = MemoryBudget(64 * 1024, wait=0.0)
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        edge = edge_of(executor)
+        long = SendMessage(Message("m-1", Role.USER, (Part("x" * 5000),)), blocking=True)
+        sent = await perform(edge, V1, long, Caller())
+        assert isinstance(sent, dict)
+        delivery = budget.reservation()
+        await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), delivery=delivery)
+        # Its text, asked and answered (the same text, counted once each way it came).
+        assert delivery.size >= 5000
+        held = await budget.reserve(64 * 1024 - delivery.size)
+        with pytest.raises(AtCapacity) as refused:
+            await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), delivery=delivery)
+        assert "ADAPTER_MEMORY_BUDGET" in refused.value.message
+        held.give_back()
+        delivery.give_back()
+    assert budget.held == 0

@@ -231,3 +231,26 @@ def test_a_card_naming_the_port_served_or_another_machine_is_not_doubted(
 ) -> None:
     environ = {**GOOD, "ADAPTER_PUBLIC_URL": public_url, "ADAPTER_PORT": port}
     assert doubts(load_settings(environ)) == ()
+
+
+def test_the_memory_budget_and_its_wait_are_read_and_fit_the_other_bounds() -> None:
+    settings = load_settings(
+        {**GOOD, "ADAPTER_MEMORY_BUDGET": "67108864", "ADAPTER_MEMORY_WAIT": "3"}
+    )
+    assert (settings.memory_budget, settings.memory_wait) == (64 * 1024 * 1024, 3.0)
+    # Unset, the wait is the default or half the read timeout, whichever is less.
+    assert load_settings(GOOD).memory_wait == 10.0
+    short = load_settings({**GOOD, "ADAPTER_REQUEST_READ_TIMEOUT": "5"})
+    assert short.memory_wait == 2.5
+    with pytest.raises(ConfigError) as refused:
+        load_settings(
+            {
+                **GOOD,
+                "ADAPTER_MEMORY_BUDGET": "1048576",
+                "ADAPTER_MAX_BODY_BYTES": "2097152",
+                "ADAPTER_MEMORY_WAIT": "30",
+            }
+        )
+    said = str(refused.value)
+    assert "ADAPTER_MEMORY_BUDGET: must be at least ADAPTER_MAX_BODY_BYTES (2097152)" in said
+    assert "ADAPTER_MEMORY_WAIT: must be less than ADAPTER_REQUEST_READ_TIMEOUT (30)" in said

@@ -46,6 +46,8 @@ DEFAULTS: dict[str, object] = {
     "webhook_files": "json",
     "max_body_bytes": 33554432,  # 32 MiB: a 20 MiB file as base64 in JSON, and room
     "max_reply_bytes": 33554432,
+    "memory_budget": 128 * 1024 * 1024,
+    "memory_wait": 10.0,
     "max_concurrent_calls": 1024,
     "max_queued_calls": 1024,
     "max_tasks": 10000,

@@ -12,6 +12,7 @@ from n8n_a2a.core.release import (
     payload_bytes,
     released,
     released_task,
+    task_payload_bytes,
 )
 from n8n_a2a.protocol.model import (
     Artifact,
@@ -98,3 +99,18 @@ def test_a_task_releases_its_large_parts_everywhere_and_says_where() -> None:
 def test_a_task_of_small_parts_is_left_as_it_is() -> None:
     task = _finished("short", Part.of_data({"n": 1}))
     assert released_task(task) == (task, 0)
+
+
+def test_a_task_s_payload_bytes_count_each_payload_once_wherever_it_is_shown() -> None:
+    answer = Message("m-2", Role.AGENT, (CSV, Part("done")))
+    asked = Message("m-1", Role.USER, (Part("make the csv"),))
+    task = Task(
+        "t",
+        "c",
+        TaskStatus(TaskState.COMPLETED, NOW, answer),
+        (asked, answer),  # the answer is the status message and the history's last
+        artifacts=(Artifact("a", "answer", (CSV,)),),
+    )
+    assert task_payload_bytes(task) == 51_200 + len("done") + len("make the csv")
+    after, _ = released_task(task)
+    assert task_payload_bytes(after) == len("done") + len("make the csv")

@@ -20,13 +20,13 @@ from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, MemoryBudget
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import Relay
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
 
@@ -194,7 +194,11 @@ async def test_a_reply_in_the_tick_the_grace_ends_loses_to_the_cut(
 async def test_a_workflow_bug_fails_one_task_and_the_executor_goes_on() -> None:
     class Broken(ScriptedWorkflow):
         async def call(
-            self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+            self,
+            request: WebhookRequest,
+            caller: Caller,
+            relay: Relay | None = None,
+            room: ReplyRoom | None = None,
         ) -> WebhookReply:
             if request.text == "bug":
                 raise RuntimeError("boom")
@@ -384,7 +388,11 @@ class Relaying(ScriptedWorkflow):
         self.waiting, self.gate, self.done = trio.Event(), trio.Event(), trio.Event()
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
         assert relay is not None
         relay("first ")
@@ -413,3 +421,54 @@ async def test_a_chunk_read_in_the_step_of_a_cut_does_not_follow_the_end() -> No
         e.artifact.parts[0].text if isinstance(e, ArtifactUpdate) else e.status.state for e in heard
     ]
     assert shown == ["first ", TaskState.CANCELED]
+
+
+class Reading(ScriptedWorkflow):
+    """Takes room for a reply of `size` bytes as the webhook client reads it, then answers."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(everything=True)
+        self.size = size
+
+    async def call(
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
+    ) -> WebhookReply:
+        assert room is not None
+        await room.take(self.size)
+        return await super().call(request, caller)
+
+
+async def test_a_reply_the_budget_cannot_hold_fails_its_task_naming_the_budget() -> None:
+    budget = MemoryBudget(1024 * 1024, wait=0.1)
+    async with executor_for(Reading(2 * 1024 * 1024), budget=budget) as executor:
+        failed = await executor.send(message("big", blocking=True), Caller())
+        assert (failed.status.state, failed.metadata) == (
+            TaskState.FAILED,
+            {"outcome": "ADAPTER_ERROR"},
+        )
+        assert failed.status.message is not None
+        reason = failed.status.message.parts[0].text
+        assert "its reply could not be held" in reason
+        assert "than the whole memory budget (ADAPTER_MEMORY_BUDGET, 1,048,576 bytes)" in reason
+        assert budget.held == 0
+
+
+async def test_a_call_holds_its_request_and_reply_until_it_ends() -> None:
+    budget = MemoryBudget(4 * 1024 * 1024, wait=0.1)
+    workflow = Reading(1000)
+    workflow.everything = False
+    async with executor_for(workflow, budget=budget) as executor:
+        held = await budget.reserve(100_000)
+        started = await executor.send(message("wait"), Caller(), held)
+        held.give_back()  # the request is answered: its call holds the bytes now
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(workflow.calls) == 1
+        assert budget.held == 100_000 + 256 * 1024  # and a step of its reply's room
+        workflow.release("wait")
+        await trio.testing.wait_all_tasks_blocked()
+        assert is_terminal((await executor.get(started.id, Caller())).status.state)
+        assert budget.held == 0

@@ -17,7 +17,7 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import Relay
 from tests.support.executor import (
     GatedStore,
@@ -40,7 +40,11 @@ def stored_texts(task: Task) -> list[str]:
 async def test_a_task_keeps_each_text_whole() -> None:
     class Long(ScriptedWorkflow):
         async def call(
-            self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+            self,
+            request: WebhookRequest,
+            caller: Caller,
+            relay: Relay | None = None,
+            room: ReplyRoom | None = None,
         ) -> WebhookReply:
             self.calls.append(request)
             body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500_000)

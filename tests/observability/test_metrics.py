@@ -37,3 +37,14 @@ def test_the_watched_gauges_read_their_values_when_rendered() -> None:
     assert "n8n_a2a_webhook_calls_in_flight 5.0" in text
     assert "n8n_a2a_tasks_in_table 7.0" in text
     assert CONTENT_TYPE == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_the_memory_budget_s_gauges_read_its_books_when_rendered() -> None:
+    metrics = Metrics()
+    held = [1024.0]
+    metrics.watch_budget(lambda: held[0], lambda: 2048.0, lambda: 3.0)
+    held[0] = 4096.0
+    text = metrics.render().decode()
+    assert "n8n_a2a_memory_budget_held_bytes 4096.0" in text
+    assert "n8n_a2a_memory_budget_kept_bytes 2048.0" in text
+    assert "n8n_a2a_memory_budget_waiting 3.0" in text

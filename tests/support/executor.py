@@ -12,7 +12,7 @@ import trio
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply, WebhookReply
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, MemoryBudget
 from n8n_a2a.executor.intake import InlinePush
 from n8n_a2a.executor.subscriptions import TaskStream
 from n8n_a2a.observability.metrics import Metrics
@@ -28,7 +28,7 @@ from n8n_a2a.protocol.model import (
 from n8n_a2a.store import Change, Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import Relay
 
 
@@ -52,7 +52,11 @@ class ScriptedWorkflow:
             event.set()
 
     async def call(
-        self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
     ) -> WebhookReply:
         self.calls.append(request)
         try:
@@ -78,6 +82,7 @@ async def executor_for(
     input_ttl: float = 86400.0,
     metrics: Metrics | None = None,
     push: InlinePush | None = None,
+    budget: MemoryBudget | None = None,
 ) -> AsyncIterator[Executor]:
     async with trio.open_nursery() as nursery:
         executor = Executor(
@@ -92,6 +97,7 @@ async def executor_for(
             input_ttl=input_ttl,
             metrics=metrics,
             push=push,
+            budget=budget,
         )
         await nursery.start(executor.listen)
         yield executor

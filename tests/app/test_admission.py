@@ -1,0 +1,96 @@
+"""Request bodies under ADAPTER_MEMORY_BUDGET, through the real adapter: reserved before
+they are read, refused retryably (and unread) past the wait, given back when done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import trio
+
+from n8n_a2a.app.admission import body_size
+from tests.support.adapter import AdapterFactory
+from tests.support.jsonrpc import V1, call, rpc, send_v1
+from tests.support.stub_webhook import StubWebhook
+
+KiB = 1024
+# A budget that holds one 24 KiB send and nothing past 8 KiB more beside it.
+BUDGET = {"memory_budget": 32 * KiB, "max_body_bytes": 32 * KiB, "memory_wait": 0.5}
+
+
+def padded(text: str, size: int = 24 * KiB) -> dict[str, Any]:
+    """A blocking send of `text` whose body is about `size` bytes (its metadata's padding)."""
+    document = send_v1(text)
+    document["params"]["message"]["metadata"] = {"padding": "p" * size}
+    return document
+
+
+def scope(headers: list[tuple[bytes, bytes]]) -> Any:
+    return {"type": "http", "headers": headers}
+
+
+def test_the_bytes_reserved_are_the_body_s_length_or_the_bound_for_a_chunked_one() -> None:
+    assert body_size(scope([(b"content-length", b"5000")]), 32 * KiB) == 5000
+    assert body_size(scope([(b"Content-Length", b"5000")]), 32 * KiB) == 5000
+    assert body_size(scope([(b"transfer-encoding", b"chunked")]), 32 * KiB) == 32 * KiB
+    # Past the bound it is quart's 413, unread; a GET has no body.
+    assert body_size(scope([(b"content-length", b"40000")]), 32 * KiB) == 0
+    assert body_size(scope([]), 32 * KiB) == 0
+
+
+async def test_a_send_past_the_budget_is_refused_retryably_and_does_nothing(
+    stub: StubWebhook, start_adapter: AdapterFactory, nursery: trio.Nursery
+) -> None:
+    adapter = await start_adapter(stub.url, **BUDGET)
+    holding = trio.Event()
+
+    async def hold() -> None:
+        await rpc(adapter, padded("hold", 24 * KiB), V1)
+        holding.set()
+
+    nursery.start_soon(hold)
+    await stub.wait_held()
+    async with httpx.AsyncClient() as client:
+        refused = await client.post(adapter, json=padded("second", 16 * KiB), headers=V1)
+        rest = await client.post(
+            adapter + "message:send",
+            json={"message": padded("third", 16 * KiB)["params"]["message"]},
+            headers=V1,
+        )
+    assert refused.status_code == 200 and refused.headers["retry-after"] == "1"
+    error = refused.json()
+    assert error["id"] is None  # its body was never read
+    assert error["error"]["code"] == -32000
+    message = error["error"]["message"]
+    assert "ADAPTER_MEMORY_BUDGET, 32,768 bytes" in message and "retry later" in message
+    assert rest.status_code == 503 and rest.headers["retry-after"] == "1"
+    assert "ADAPTER_MEMORY_BUDGET" in rest.json()["error"]["message"]
+    # Nothing was done: no task made, no webhook called.
+    assert len(stub.received) == 1
+    listed = await rpc(adapter, call("ListTasks"), V1)
+    assert len(listed["result"]["tasks"]) == 1
+
+
+async def test_a_send_canceled_while_it_holds_gives_its_bytes_back(
+    stub: StubWebhook, start_adapter: AdapterFactory, nursery: trio.Nursery
+) -> None:
+    adapter = await start_adapter(stub.url, **BUDGET)
+    nursery.start_soon(rpc, adapter, padded("hold"), V1)
+    await stub.wait_held()
+    [held] = (await rpc(adapter, call("ListTasks"), V1))["result"]["tasks"]
+    canceled = await rpc(adapter, call("CancelTask", id=held["id"]), V1)
+    assert canceled["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+    answer = await rpc(adapter, padded("answer:room again", 24 * KiB), V1)
+    assert answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_request_waiting_for_room_is_served_once_room_is_given_back(
+    stub: StubWebhook, start_adapter: AdapterFactory, nursery: trio.Nursery
+) -> None:
+    adapter = await start_adapter(stub.url, **{**BUDGET, "memory_wait": 10.0})
+    nursery.start_soon(rpc, adapter, padded("sleep:0.5"), V1)
+    await stub.wait_received()
+    with trio.fail_after(5):
+        answer = await rpc(adapter, padded("answer:waited", 24 * KiB), V1)
+    assert answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(stub.received) == 2
