@@ -32,8 +32,12 @@ from quart import request
 
 from ..core.errors import AtCapacity
 from ..executor import MemoryBudget, Reservation
-from ..protocol.model import Operation, SendMessage
+from ..protocol.model import Message, Operation, SendMessage
+from ..protocol.strict import values_in
 
+#: What one JSON value of a send's message costs held as a Python object, at most (an
+#: object holding an object the costliest; bench/bodies.py measures it).
+VALUE_BYTES = 150
 # The scope's extension where a request's reservation, or its refusal, travels to its route.
 _EXTENSION = "n8n_a2a.budget"
 
@@ -108,16 +112,26 @@ def refusal() -> AtCapacity | None:
     return found if isinstance(found, AtCapacity) else None
 
 
-def held_for(operation: Operation) -> Reservation | None:
+async def held_for(operation: Operation) -> Reservation | None:
     """The request body's reservation, for a send to pass on to its call; anything else
-    gives it back now (its body is parsed and done with)."""
+    gives it back now (its body is parsed and done with). A send's grows first by what
+    its message's JSON values cost as Python objects (VALUE_BYTES each, however few bytes
+    they took in the body), waiting for room as the body did: AtCapacity past the wait."""
     held = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("held")
     if not isinstance(held, Reservation):
         return None
     if isinstance(operation, SendMessage):
+        await held.grow(VALUE_BYTES * message_values(operation.message))
         return held
     held.give_back()
     return None
+
+
+def message_values(message: Message) -> int:
+    """The JSON values a message holds as Python objects for as long as its send runs or
+    waits: its metadata's, and each part's metadata and data."""
+    values = [message.metadata, *([part.metadata, part.data] for part in message.parts)]
+    return values_in(values)
 
 
 def delivery() -> Reservation | None:

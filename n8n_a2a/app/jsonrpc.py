@@ -90,8 +90,8 @@ class JsonRpcEndpoint:
         # operation alone while the send waits for its task to end.
         request_id = call.id
         del body, call
-        held = admission.held_for(operation)
         try:
+            held = await admission.held_for(operation)
             if answers_with_events(operation):
                 frames = JsonRpcFrames(request_id, codec)
                 return await self._streams.open(frames, operation, caller, method, held)

@@ -105,7 +105,7 @@ class RestBinding:
                 method, rest.params_of(matched, ids, request.args, body), edge.settings.modes
             )
             del body  # done with: a file's bytes live on in the operation alone
-            held = admission.held_for(operation)
+            held = await admission.held_for(operation)
             if answers_with_events(operation):
                 frames = RestFrames(codec)
                 return await self._streams.open(frames, operation, caller, method, held)

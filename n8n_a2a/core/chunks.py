@@ -77,6 +77,12 @@ class ChunkReader:
         self.truncated = False
 
     @property
+    def held_bytes(self) -> int:
+        """The bytes the reader holds: the text gathered (UTF-8) and a line not ended yet,
+        what ADAPTER_MEMORY_BUDGET counts of a streamed reply."""
+        return self._size + len(self._pending)
+
+    @property
     def stopped(self) -> bool:
         """Whether nothing more need be read: the stream went wrong or past its bound."""
         return bool(self.problem or self.error) or self.truncated

@@ -78,6 +78,20 @@ def unwritable(value: Any, root: str, *, text: bool = True) -> str | None:
     return f"{_path(root, value, where)} {problem}"
 
 
+def values_in(value: Any) -> int:
+    """How many JSON values a parsed document holds, itself included: what it costs held
+    as Python objects, beside its bytes (an explicit stack, as the walk below)."""
+    if type(value) is not dict and type(value) is not list:
+        return 1
+    count, pending = 1, [value]
+    while pending:
+        container = pending.pop()
+        items = container.values() if type(container) is dict else container
+        count += len(items)
+        pending.extend(item for item in items if type(item) is dict or type(item) is list)
+    return count
+
+
 def _first_fault(document: dict[str, Any] | list[Any], text: bool) -> tuple[str, Any] | None:
     """The first fault found and the value it is named by (None: the document itself).
 

@@ -253,7 +253,7 @@ class WebhookClient:
             if self._streaming and 200 <= reply.status_code < 300 and not encoding:
                 from .streamed_reply import read_stream
 
-                return await read_stream(reply, subject_token, relay, self._max_reply)
+                return await read_stream(reply, subject_token, relay, self._max_reply, room)
             limit = self._max_reply
             inflater = _Inflater(encoding) if encoding in _INFLATED else None
             received = bytearray()

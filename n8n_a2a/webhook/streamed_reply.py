@@ -10,19 +10,24 @@ The call's one deadline (ADAPTER_WEBHOOK_TIMEOUT) bounds the whole stream, so a 
 that stops writing for that long ends TIMEOUT; a cancel or shutdown cuts the read, and
 leaving the response's context closes the connection to n8n at once. Memory stays
 bounded: a line's length, the text gathered (ADAPTER_MAX_REPLY_BYTES) and the raw bytes
-kept to show.
+kept to show; what the reader holds is taken from the reply's room under
+ADAPTER_MEMORY_BUDGET as it grows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
 
 from ..core.chunks import ChunkReader
 from ..core.contract import StreamedReply
+
+if TYPE_CHECKING:
+    from .client import ReplyRoom
 
 #: Where the text of a streamed reply goes as it comes (the executor's relay to streams).
 Relay = Callable[[str], None]
@@ -37,13 +42,18 @@ RELAY_SPACING = 0.02
 
 
 async def read_stream(
-    reply: httpx.Response, subject_token: str | None, relay: Relay | None, max_text_bytes: int
+    reply: httpx.Response,
+    subject_token: str | None,
+    relay: Relay | None,
+    max_text_bytes: int,
+    room: ReplyRoom | None = None,
 ) -> StreamedReply:
     """The reply's chunks, read until the stream ends or goes wrong; `max_text_bytes`: the
-    most text gathered (ADAPTER_MAX_REPLY_BYTES)."""
+    most text gathered (ADAPTER_MAX_REPLY_BYTES); `room`: where what the reader holds is
+    taken from (its AtCapacity ends the read)."""
     reader = ChunkReader(max_text_bytes)
     if relay is None:
-        await _read(reply, reader, lambda: None)
+        await _read(reply, reader, lambda: None, room)
         return reader.reply(reply.status_code, subject_token)
     # A wake-up for the relay: one pending is enough, it relays all there is.
     woken, wakes = trio.open_memory_channel[None](1)
@@ -57,7 +67,7 @@ async def read_stream(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_relaying, reader, relay, wakes)
         try:
-            await _read(reply, reader, heard)
+            await _read(reply, reader, heard, room)
         except Exception as error:
             # Out of the nursery as it came (no exception group), for the client to judge.
             failed = error
@@ -68,11 +78,19 @@ async def read_stream(
     return reader.reply(reply.status_code, subject_token)
 
 
-async def _read(reply: httpx.Response, reader: ChunkReader, heard: Callable[[], None]) -> None:
+async def _read(
+    reply: httpx.Response,
+    reader: ChunkReader,
+    heard: Callable[[], None],
+    room: ReplyRoom | None,
+) -> None:
     """Feed the reader every piece, until the stream ends or stops; `heard` after each."""
-    pieces = 0
+    pieces = taken = 0
     async for data in reply.aiter_raw():
         reader.feed(data)
+        if room is not None and reader.held_bytes > taken:
+            await room.take(reader.held_bytes - taken)
+            taken = reader.held_bytes
         if reader.stopped:
             return  # the rest is not read: the response's close drops the connection
         heard()

@@ -9,7 +9,7 @@ import pytest
 from n8n_a2a.protocol import rest
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.jsonrpc import InvalidRequest, parse_request
-from n8n_a2a.protocol.strict import MAX_PATH_CHARS, MAX_VALUES, unwritable
+from n8n_a2a.protocol.strict import MAX_PATH_CHARS, MAX_VALUES, unwritable, values_in
 
 
 def envelope(params: str) -> bytes:
@@ -72,3 +72,11 @@ def test_a_lone_surrogate_in_a_deep_key_or_string_is_found_where_it_sits() -> No
     )
     assert (unwritable({"a": [1, ["x", "y\ud800"]]}, "p") or "").startswith("p.a[1][1] is not")
     assert unwritable({"a": [1, ["x", "y\ud800"]]}, "p", text=False) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "values"),
+    [("x", 1), (None, 1), ([], 1), ({"a": [1, {"b": 2}]}, 5), ([[[[]]]], 4), ([0] * 300, 301)],
+)
+def test_a_document_s_values_are_counted_itself_included(value: object, values: int) -> None:
+    assert values_in(value) == values

@@ -11,9 +11,6 @@ MIB = 1024 * 1024
 BUDGET_COPIES = 4
 #: The process before any call (tests/container measures about 50 MiB).
 IDLE_BYTES = 64 * MIB
-#: A send in flight holds up to 32,768 JSON values of about 150 bytes each as Python
-#: objects, however few bytes they took in the body (the budget counts the bytes).
-REQUEST_VALUES_BYTES = 32_768 * 150
 #: A task past its payloads (its texts, data and files are payload: the budget counts
 #: their UTF-8 bytes, as many as they take in memory or more).
 TASK_OVERHEAD_BYTES = 2 * 1024
@@ -27,11 +24,9 @@ def payload_bytes(settings: Settings) -> int:
 
 def fixed_bytes(settings: Settings) -> int:
     """What the other bounds hold: every task's push configs and the rest of it past its
-    payloads, and the JSON values of every send running or waiting."""
+    payloads. A send's JSON values are the budget's (app/admission.py, VALUE_BYTES each)."""
     task = TASK_OVERHEAD_BYTES + settings.push_max_configs * PUSH_CONFIG_BYTES
-    tasks = settings.max_tasks * task
-    sends = settings.max_concurrent_calls + settings.max_queued_calls
-    return tasks + sends * REQUEST_VALUES_BYTES
+    return settings.max_tasks * task
 
 
 def worst_case_bytes(settings: Settings) -> int:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import trio
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply, Outcome, StreamedReply, TransportFailure, classify
+from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import RELAY_SPACING
 from tests.support.adapter import make_settings
@@ -131,3 +133,35 @@ async def test_without_the_setting_a_stream_is_read_whole_as_ever(stub: StubWebh
     reply = await call(stub, "stream:2", relayed, webhook_streaming=False)
     assert isinstance(reply, HttpReply) and relayed == []
     assert classify(reply).outcome is Outcome.OFF_CONTRACT
+
+
+class CountingRoom:
+    """A reply's room that records what it is asked for and refuses past `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.taken = 0
+
+    async def take(self, size: int) -> None:
+        if self.taken + size > self.limit:
+            raise AtCapacity("no room (ADAPTER_MEMORY_BUDGET)")
+        self.taken += size
+
+
+async def streamed(stub: StubWebhook, text: str, room: CountingRoom) -> Any:
+    async with WebhookClient(make_settings(stub.url, webhook_streaming=True)) as client:
+        return await client.call(request(text), Caller(), None, room)
+
+
+async def test_a_streamed_reply_takes_room_for_the_text_it_gathers(stub: StubWebhook) -> None:
+    room = CountingRoom(1 << 30)
+    reply = await streamed(stub, "stream:3", room)
+    assert isinstance(reply, StreamedReply)
+    assert room.taken == len(reply.text.encode())  # the text; the lines' JSON is let go
+
+
+async def test_a_streamed_reply_without_room_ends_its_read_with_the_refusal(
+    stub: StubWebhook,
+) -> None:
+    with pytest.raises(AtCapacity):
+        await streamed(stub, "stream-huge", CountingRoom(64 * 1024))
