@@ -266,11 +266,14 @@ def _check_upload(case: Case, result: Result, stub: StubWebhook) -> list[str]:
     return wrong
 
 
-def _shown(artifacts: list[tuple[Any, ...]]) -> str:
-    def part(p: Any) -> str:
-        return p.shown() if isinstance(p, Digest) else str(p)
-
-    return "[" + ", ".join("(" + ", ".join(map(part, a)) + ")" for a in artifacts) + "]"
+def _shown(value: Any) -> str:
+    """Artifacts as (name, part...) with each digest short."""
+    if isinstance(value, Digest):
+        return value.shown()
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(map(_shown, value))
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return str(value)
 
 
 def check_results(cases: list[Case], result: Result, stub: StubWebhook) -> None:
