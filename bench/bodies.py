@@ -30,18 +30,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from procs import cpu_seconds_of, free_port, pinned, rss_kib, settle, stop
+from procs import cpu_seconds_of, pinned, rss_kib, settle
 from stub_webhook import SLOW_MARKER
-from targets import Target, server_command
-from wire import A2A_HEADERS, http_get_status, post_request
+from targets import fresh_adapter
+from wire import A2A_HEADERS, post_request
 
 BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
-#: Room for the envelope under ADAPTER_MAX_BODY_BYTES's default of 1 MiB.
+#: Room for the envelope in a 1 MiB body (the bound ADAPTER_MAX_BODY_BYTES had by default).
 _FILL = MIB - 1024
 _DECODE = """
 import time
@@ -144,26 +144,9 @@ def held_per_send(pid: int, port: int, body: bytes, held: int) -> float:
     return (during - before) / held
 
 
-@contextmanager
-def serving(name: str, checkout: Path, webhook: str) -> Iterator[tuple[int, int]]:
+def serving(name: str, checkout: Path, webhook: str) -> AbstractContextManager[tuple[int, int]]:
     """The adapter of `checkout`, fresh, on the server core: its pid and port."""
-    port = free_port()
-    command, environment = server_command(Target(name, "adapter", checkout), port, webhook)
-    environment["ADAPTER_INPUT_MODES"] = "text/plain,application/json"
-    environment["ADAPTER_LOG_LEVEL"] = "WARNING"
-    process = subprocess.Popen(
-        pinned("0", command),
-        env=environment,
-        cwd=checkout,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while http_get_status(port, "/.well-known/agent-card.json") != 200:
-            time.sleep(0.01)
-        yield process.pid, port
-    finally:
-        stop(process)
+    return fresh_adapter(name, checkout, webhook, ADAPTER_INPUT_MODES="text/plain,application/json")
 
 
 def measure(name: str, checkout: Path, webhook: str, arguments: argparse.Namespace) -> None:

@@ -1,7 +1,7 @@
 """One long streamed line in many small pieces: what it costs, and how long it holds the loop.
 
-A streamed reply's line of 2,000,000 bytes (an item, a little under chunks.MAX_LINE_BYTES)
-comes as 200,000 pieces of 10 bytes. Prints two figures each run:
+A streamed reply's line of 2,000,000 bytes (an item, well under the line bound, twice
+ADAPTER_MAX_REPLY_BYTES) comes as 200,000 pieces of 10 bytes. Prints two figures each run:
 
 - `reader`: the process CPU seconds of chunks.ChunkReader fed the pieces one by one;
 - `driver`: the same line served over HTTP as 200,000 chunks of the chunked encoding by a
@@ -23,6 +23,7 @@ import trio
 from webhook_cpu import client_settings
 
 from n8n_a2a.auth.caller import Caller
+from n8n_a2a.config.settings import MAX_PAYLOAD_BYTES
 from n8n_a2a.core.chunks import ChunkReader
 from n8n_a2a.core.contract import StreamedReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
@@ -37,7 +38,7 @@ def the_line(pieces: int) -> bytes:
 
 
 def reader_seconds(line: bytes) -> float:
-    reader = ChunkReader()
+    reader = ChunkReader(MAX_PAYLOAD_BYTES)
     start = time.process_time()
     for at in range(0, len(line), PIECE):
         reader.feed(line[at : at + PIECE])

@@ -112,6 +112,31 @@ def serving(
         log.close()
 
 
+@contextmanager
+def fresh_adapter(
+    name: str, checkout: Path, webhook_url: str, **variables: str
+) -> Iterator[tuple[int, int]]:
+    """The adapter of `checkout`, fresh, on the server core, its output unread, with
+    `variables` beside targets.py's (ADAPTER_LOG_LEVEL=WARNING): its pid and port. For
+    the scripts that measure one process (its CPU, its RSS) outside bench/run."""
+    port = free_port()
+    command, environment = server_command(Target(name, "adapter", checkout), port, webhook_url)
+    environment.update(ADAPTER_LOG_LEVEL="WARNING", **variables)
+    process = subprocess.Popen(
+        pinned("0", command),
+        env=environment,
+        cwd=checkout,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while http_get_status(port, CARD_PATH) != 200:
+            time.sleep(0.01)
+        yield process.pid, port
+    finally:
+        stop(process)
+
+
 def check_answer(load: Load, body: bytes) -> None:
     """One request first: a target that answers wrongly would only be measured fast."""
     _, reply = http_post(load.port, load.path, body, A2A_HEADERS if load.a2a else JSON_HEADERS)

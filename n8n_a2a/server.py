@@ -192,7 +192,6 @@ def _open_task_services(
         settings.skill_id,
         max_concurrent_calls=settings.max_concurrent_calls,
         max_queued_calls=settings.max_queued_calls,
-        max_stored_text=settings.max_stored_text,
         metrics=metrics,
         input_required=settings.allow_input_required,
         modes=settings.modes,

@@ -78,6 +78,27 @@ def test_the_command_exits_2_with_one_line_naming_the_variable() -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_a_retired_variable_stops_the_start_with_one_line_saying_what_replaces_it() -> None:
+    done = _run("--check", environ={**GOOD, "ADAPTER_MAX_STORED_TEXT": "8192"})
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("n8n-a2a: configuration error: ADAPTER_MAX_STORED_TEXT: is retired")
+    assert "ADAPTER_MEMORY_BUDGET" in line
+    assert done.stdout == ""
+
+
+def test_help_shows_both_payload_bounds_with_their_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    for name in ("ADAPTER_MAX_BODY_BYTES", "ADAPTER_MAX_REPLY_BYTES"):
+        [line] = [line for line in shown.splitlines() if line.startswith(f"  {name}")]
+        assert "(default 33554432)" in line, line  # 32 MiB: a 20 MiB file as base64, and room
+    assert "ADAPTER_MAX_STORED_TEXT" not in shown
+
+
 def test_an_empty_environment_gets_a_line_per_required_variable_at_once() -> None:
     done = _run("--check", environ={})
     assert done.returncode == 2

@@ -36,8 +36,8 @@ class ErrorAnswers:
         if error.code == 413:
             too_large = A2AError(
                 ErrorCode.INVALID_REQUEST,
-                f"The request body is larger than {settings.max_body_bytes} bytes "
-                "(ADAPTER_MAX_BODY_BYTES)",
+                "The request body is larger than ADAPTER_MAX_BODY_BYTES "
+                f"({settings.max_body_bytes:,} bytes), the most the adapter reads",
             )
             if rest.is_rest_request():
                 return rest.refuse(self._edge, too_large, status=413)

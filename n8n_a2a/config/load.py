@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from .settings import Settings
-from .variables import VARIABLES
+from .variables import RETIRED, VARIABLES
 
 _DEFAULTS = {variable.attribute: variable.default for variable in VARIABLES}
 _CALLS = ("ADAPTER_MAX_CONCURRENT_CALLS", "ADAPTER_MAX_QUEUED_CALLS")
@@ -55,9 +55,13 @@ def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
     _fit_the_limits(given, problems)
     _check_the_issuer(given, present, problems)
     _check_the_card_signing(present, problems)
-    if problems:
+    retired = [Problem(name, why) for name, why in RETIRED.items() if name in environ]
+    if problems or retired:
         raise ConfigError(
-            Problem(v.name, problems[v.name]) for v in VARIABLES if v.name in problems
+            [
+                *retired,
+                *(Problem(v.name, problems[v.name]) for v in VARIABLES if v.name in problems),
+            ]
         )
     return Settings(**given)
 

@@ -10,6 +10,10 @@ from ..protocol.card_signature import CardSigner, SigningKey
 from ..protocol.media import TEXT, Modes
 from ..protocol.push import AllowList
 
+#: The default of ADAPTER_MAX_BODY_BYTES and ADAPTER_MAX_REPLY_BYTES: a 20 MiB file as
+#: base64 in JSON (26.7 MiB) with room to spare, each way.
+MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -30,11 +34,11 @@ class Settings:
     port: int = 8080
     webhook_timeout: float = 60.0
     webhook_streaming: bool = False
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = MAX_PAYLOAD_BYTES
+    max_reply_bytes: int = MAX_PAYLOAD_BYTES
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024
     max_tasks: int = 10_000
-    max_stored_text: int = 8192
     # Unset, load_settings makes it twice the two call limits added (4096 with theirs).
     max_connections: int = 4096
     keep_alive_timeout: float = 75.0

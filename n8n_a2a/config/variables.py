@@ -126,6 +126,12 @@ VARIABLES: tuple[Variable, ...] = (
         read.quoting(read.at_least(1024)),
     ),
     Variable(
+        "ADAPTER_MAX_REPLY_BYTES",
+        "max_reply_bytes",
+        "the largest webhook reply read, at least 1024",
+        read.quoting(read.at_least(1024)),
+    ),
+    Variable(
         "ADAPTER_MAX_CONCURRENT_CALLS",
         "max_concurrent_calls",
         "webhook calls under way at once",
@@ -142,12 +148,6 @@ VARIABLES: tuple[Variable, ...] = (
         "max_tasks",
         "tasks kept, at least the two call limits added",
         _AT_LEAST_ONE,
-    ),
-    Variable(
-        "ADAPTER_MAX_STORED_TEXT",
-        "max_stored_text",
-        "characters a task keeps of each message",
-        read.quoting(read.at_least(256)),
     ),
     Variable(
         "ADAPTER_MAX_CONNECTIONS",
@@ -314,3 +314,10 @@ VARIABLES: tuple[Variable, ...] = (
         read.quoting(read.one_of("auto", "json", "text")),
     ),
 )
+
+#: Variables no longer read, and what to do instead: set, each stops the start (exit 2)
+#: with its line, rather than be ignored while the operator believes it still acts.
+RETIRED: dict[str, str] = {
+    "ADAPTER_MAX_STORED_TEXT": "is retired: a task keeps every message and answer whole "
+    "now; remove it (ADAPTER_MEMORY_BUDGET bounds the memory kept tasks hold)",
+}

@@ -31,10 +31,11 @@ import json
 
 from .contract import StreamedReply
 
-#: The most text a streamed reply gathers, in UTF-8 bytes: the bound of a reply read whole.
-MAX_STREAMED_TEXT_BYTES = 1024 * 1024
-#: The longest line taken: one item may carry all the text, JSON-escaped, and metadata.
-MAX_LINE_BYTES = 2 * MAX_STREAMED_TEXT_BYTES + 4096
+#: The longest line taken is this many times the most text gathered (ADAPTER_MAX_REPLY_BYTES,
+#: the bound of a reply read whole), and LINE_EXTRA_BYTES: one item may carry all the
+#: text, JSON-escaped, and its metadata.
+LINE_PER_TEXT = 2
+LINE_EXTRA_BYTES = 4096
 #: The most begins open at once: more is no workflow's, and each costs a little memory.
 MAX_OPEN_BEGINS = 1024
 #: The longest nodeId (or other text of a begin's key) taken: n8n's ids are UUIDs.
@@ -54,7 +55,10 @@ class ChunkReader:
     """Gathers a streamed reply's text from its bytes as they arrive; the first thing
     wrong with the stream stops it (`problem`), with what was read kept to show."""
 
-    def __init__(self, max_lines: int = MAX_STREAMED_LINES) -> None:
+    def __init__(self, max_text_bytes: int, max_lines: int = MAX_STREAMED_LINES) -> None:
+        """`max_text_bytes`: the most text gathered, in UTF-8 (ADAPTER_MAX_REPLY_BYTES)."""
+        self._max_text = max_text_bytes
+        self.max_line_bytes = LINE_PER_TEXT * max_text_bytes + LINE_EXTRA_BYTES
         self._max_lines = max_lines
         self._pending = bytearray()
         # The text in one buffer, however many items brought it (a token each, maybe).
@@ -131,14 +135,15 @@ class ChunkReader:
             error=self.error,
             raw=(self._culprit or self._raw).decode("utf-8", errors="replace"),
             truncated=self.truncated,
+            read_limit=self._max_text,
             subject_token=subject_token,
         )
 
     def _too_long(self, piece: bytes) -> bool:
         """Whether the line under way, with `piece`, is past its bound (and so the problem)."""
-        if len(self._pending) + len(piece) <= MAX_LINE_BYTES:
+        if len(self._pending) + len(piece) <= self.max_line_bytes:
             return False
-        self.problem = f"a line is longer than {MAX_LINE_BYTES} bytes"
+        self.problem = f"a line is longer than {self.max_line_bytes} bytes"
         self._culprit = (bytes(self._pending[:_RAW_KEPT_BYTES]) or piece)[:_RAW_KEPT_BYTES]
         return True
 
@@ -196,7 +201,7 @@ class ChunkReader:
 
     def _gather(self, content: str) -> None:
         size = len(content.encode("utf-8", errors="surrogatepass"))
-        if self._size + size > MAX_STREAMED_TEXT_BYTES:
+        if self._size + size > self._max_text:
             self.truncated = True
             return
         self._size += size

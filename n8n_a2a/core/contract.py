@@ -59,7 +59,8 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class HttpReply:
-    """The webhook answered over HTTP. `truncated`: the body went past the read limit.
+    """The webhook answered over HTTP. `truncated`: the body went past the read limit,
+    `read_limit` (ADAPTER_MAX_REPLY_BYTES, in bytes).
     `content_encoding`: the body is still in this encoding, which the adapter does not
     decode. `subject_token`: the caller's token, so that the verdict can keep it out."""
 
@@ -68,6 +69,7 @@ class HttpReply:
     content_type: str = ""
     location: str = ""
     truncated: bool = False
+    read_limit: int = 0
     content_encoding: str = ""
     subject_token: str | None = field(default=None, repr=False)
 
@@ -86,7 +88,8 @@ class StreamedReply:
     """The webhook streamed its reply as n8n's JSON lines (core/chunks.py read them): the text
     of its items, or what went wrong (`problem`: the stream itself; `error`: an error
     chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
-    to show. `truncated`: the text went past its bound."""
+    to show. `truncated`: the text went past its bound, `read_limit` (ADAPTER_MAX_REPLY_BYTES,
+    in UTF-8 bytes)."""
 
     status: int
     text: str
@@ -94,6 +97,7 @@ class StreamedReply:
     error: str = ""
     raw: str = ""
     truncated: bool = False
+    read_limit: int = 0
     subject_token: str | None = field(default=None, repr=False)
 
 
@@ -188,7 +192,7 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "does not decode: it asks for no compression and reads gzip and deflate",
         )
     if reply.truncated:
-        return _off_contract(reply, "the reply is larger than the adapter reads")
+        return _off_contract(reply, f"the reply is larger than {_read_limit(reply.read_limit)}")
     if not reply.body.strip():
         return Verdict(
             Outcome.SILENT,
@@ -253,7 +257,7 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
         )
     why = reply.problem
     if reply.truncated:
-        why = "the streamed text is larger than the adapter reads"
+        why = f"the streamed text is larger than {_read_limit(reply.read_limit)}"
     if why:
         return Verdict(
             Outcome.OFF_CONTRACT,
@@ -272,6 +276,11 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
             "before the run ended.",
         )
     return Verdict(Outcome.ANSWERED, reply.text)
+
+
+def _read_limit(limit: int) -> str:
+    """The bound a reply went past, as a reason names it: the setting and its value."""
+    return f"ADAPTER_MAX_REPLY_BYTES ({limit:,} bytes), the most of a reply the adapter reads"
 
 
 def _quoted(text: str, token: str | None) -> str:

@@ -18,6 +18,7 @@ from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
+    JSONObject,
     Message,
     Part,
     Role,
@@ -28,7 +29,7 @@ from ..protocol.model import (
 from ..store import Change
 from . import lifecycle
 from .contract import Outcome, Verdict
-from .retention import kept_message, kept_parts, kept_reply
+from .retention import kept_message
 
 #: The name of the artifact that carries the workflow's text answer.
 ANSWER = "answer"
@@ -64,12 +65,12 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def first_turn(message: Message, owner: Owner, now: datetime, max_text: int) -> Task:
+def first_turn(message: Message, owner: Owner, now: datetime) -> Task:
     """A new task for the message, `submitted`, on the message's context or a new one. It
     keeps the message as `kept_message` makes it (the workflow gets all of it)."""
     task_id = new_id()
     context_id = message.context_id or new_id()
-    kept, marks = kept_message(message, max_text)
+    kept, marks = kept_message(message)
     return Task(
         id=task_id,
         context_id=context_id,
@@ -91,13 +92,13 @@ def check_turn(task: Task, message: Message) -> None:
         raise takes_no_message(task)
 
 
-def next_turn(task: Task, message: Message, now: datetime, max_text: int) -> Change:
+def next_turn(task: Task, message: Message, now: datetime) -> Change:
     """The change a message answering `task`'s question makes (after `check_turn`): it
     joins the history and the task is `submitted` again, as a new one begins."""
     check_turn(task, message)
-    kept, marks = kept_message(message, max_text)
+    kept, marks = kept_message(message)
     turn = replace(kept, task_id=task.id, context_id=task.context_id)
-    # What was cut or repaired of this message adds to the task's earlier marks.
+    # What was repaired of this message adds to the task's earlier marks.
     metadata = {mark: [*task.metadata.get(mark, ()), *made] for mark, made in marks.items()}
     return Change(TaskState.SUBMITTED, now, metadata=metadata or None, history=(turn,))
 
@@ -143,18 +144,17 @@ def state_for(outcome: Outcome) -> TaskState:
     return TaskState.FAILED
 
 
-def ended(
-    task: Task, verdict: Verdict, now: datetime, max_text: int, answer_id: str | None = None
-) -> Change:
+def ended(task: Task, verdict: Verdict, now: datetime, answer_id: str | None = None) -> Change:
     """The change a verdict makes to `task`'s turn: the state it earns, the agent's message
     (and the artifacts, when completed: the data and files, then the answer), and the
-    outcome in the task's metadata. `answer_id`: the id the answer's streamed chunks
-    carried, so that the whole answer replaces what they appended."""
-    text, marks = kept_reply(verdict.text, verdict.repaired, max_text, task.metadata)
-    parts, cuts = kept_parts(verdict.parts, max_text)
-    if cuts:
-        earlier: list[str] = marks.get("cut") or list(task.metadata.get("cut", ()))
-        marks["cut"] = [*earlier, *cuts]
+    outcome in the task's metadata. All of it whole: the verdict's text and parts are as
+    the workflow answered them (made valid Unicode, "repaired", by outcome.classify).
+    `answer_id`: the id the answer's streamed chunks carried, so that the whole answer
+    replaces what they appended."""
+    text = verdict.text
+    marks: JSONObject = {}
+    if verdict.repaired:
+        marks["repaired"] = [*task.metadata.get("repaired", ()), "reply"]
     reply = Message(
         message_id=new_id(),
         role=Role.AGENT,
@@ -170,7 +170,7 @@ def ended(
         # their names, and a reader of the first artifact alone (the A2A TCK's DM-ART-001
         # checks `artifacts[0]`) meets what the workflow made, not the words about it.
         answer = Artifact(answer_id or new_id(), ANSWER, (Part(text),))
-        artifacts = (*map(_artifact, parts), answer)
+        artifacts = (*map(_artifact, verdict.parts), answer)
     return Change(
         state,
         now,

@@ -19,7 +19,6 @@ import trio
 
 from ..auth.caller import Caller
 from ..core import lifecycle, turns
-from ..core.retention import MAX_STORED_TEXT
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.media import TEXT_ONLY, Modes
@@ -60,7 +59,6 @@ class Executor:
         metrics: Metrics | None = None,
         clock: Callable[[], datetime] = utc_now,
         stream_buffer: int = DEFAULT_BUFFER,
-        max_stored_text: int = MAX_STORED_TEXT,
         input_required: bool = False,
         modes: Modes = TEXT_ONLY,
         input_ttl: float = 86400.0,
@@ -69,7 +67,7 @@ class Executor:
     ) -> None:
         self._events = events
         self._stream_buffer = stream_buffer
-        self._tasks = TaskRecorder(store, events, clock, max_stored_text)
+        self._tasks = TaskRecorder(store, events, clock)
         self._reports = TurnReporter(metrics or Metrics())
         self._intake = Intake(self._tasks, push)
         self._calls = CallRunner(

@@ -27,12 +27,10 @@ class TaskRecorder:
         store: TaskStore,
         events: TaskEvents,
         clock: Callable[[], datetime],
-        max_stored_text: int,
     ) -> None:
         self._store = store
         self._events = events
         self._clock = clock
-        self._max_text = max_stored_text
 
     async def get(self, task_id: str) -> Task:
         return await self._store.get(task_id)
@@ -51,14 +49,14 @@ class TaskRecorder:
 
     async def create(self, message: Message, owner: Owner) -> Task:
         """A new task for the message, `submitted`."""
-        task = turns.first_turn(message, owner, self._clock(), self._max_text)
+        task = turns.first_turn(message, owner, self._clock())
         await self._store.create(task)
         return task
 
     async def begin_turn(self, task: Task, message: Message) -> Task:
         """The next turn of `task`, which asked for input: `submitted` again with the
         caller's message, or the A2AError saying why the task takes no message."""
-        change = turns.next_turn(task, message, self._clock(), self._max_text)
+        change = turns.next_turn(task, message, self._clock())
         moved = await self._move(task.id, change, task, from_version=task.version)
         if moved is None:
             # Another message, a cancel or the end of the wait came first.
@@ -82,7 +80,7 @@ class TaskRecorder:
         already). `task`: the task as last seen, if known (a stale one only costs a second
         try); `from_version`: see `_move`; `answer_id`: see turns.ended."""
         task = task or await self._store.get(task_id)
-        change = turns.ended(task, verdict, self._clock(), self._max_text, answer_id)
+        change = turns.ended(task, verdict, self._clock(), answer_id)
         return await self._move(task_id, change, task, from_version=from_version)
 
     async def _move(

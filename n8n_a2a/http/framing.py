@@ -25,11 +25,16 @@ CRLF) or closed the connection under the answer being written (a request pipelin
 behind one answered before its body was read).
 
 The checks read the request's head only, once per request: never its body.
+
+And every status line the adapter writes carries its reason phrase (`HTTP/1.1 413 Request
+Entity Too Large`): hypercorn gives h11 none, h11 then writes `HTTP/1.1 413 ` and a client
+that shows the line (httpx: `Client error '413 '`) shows no words for it.
 """
 
 from __future__ import annotations
 
 import re
+from http import HTTPStatus
 
 import h11
 
@@ -43,6 +48,12 @@ class HTTP11Connection(h11.Connection):
 
     def __init__(self, max_incomplete_event_size: int) -> None:
         super().__init__(h11.SERVER, max_incomplete_event_size=max_incomplete_event_size)
+
+    def send_with_data_passthrough(self, event: h11.Event) -> list[bytes] | None:
+        # (h11's `send` writes through this one too.)
+        if isinstance(event, h11.Response | h11.InformationalResponse) and not event.reason:
+            event = with_reason(event)
+        return super().send_with_data_passthrough(event)
 
     def receive_data(self, data: bytes) -> None:
         if data and self.their_state is h11.MUST_CLOSE:
@@ -90,4 +101,21 @@ def accepted(request: h11.Request, buffered: bytes) -> h11.Request:
         target=request.target,
         headers=[(n, v) for n, v in request.headers.raw_items() if n.lower() != b"upgrade"],
         http_version=request.http_version,
+    )
+
+
+def with_reason(
+    response: h11.Response | h11.InformationalResponse,
+) -> h11.Response | h11.InformationalResponse:
+    """The response with its status's reason phrase (RFC 9110's, as http.HTTPStatus has
+    them); a status without one keeps none."""
+    try:
+        reason = HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return response
+    return type(response)(
+        status_code=response.status_code,
+        headers=response.headers,
+        http_version=response.http_version,
+        reason=reason,
     )

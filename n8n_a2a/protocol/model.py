@@ -50,8 +50,8 @@ class PartKind(enum.Enum):
 class FileContent:
     """A file: its name ("" without one), media type, and its bytes or a URL (never both).
 
-    `size` is the bytes' length. What a task keeps of a file may lack the bytes (`content`
-    None, `size` still set): it keeps a caller's file's name, type and size only.
+    `size` is the bytes' length. A task never keeps a file without both: a part no longer
+    kept is a marker instead (core/release.py).
     """
 
     name: str
@@ -63,9 +63,6 @@ class FileContent:
     @classmethod
     def of_bytes(cls, name: str, media_type: str, content: bytes) -> FileContent:
         return cls(name, media_type, content=content, size=len(content))
-
-    def without_bytes(self) -> FileContent:
-        return replace(self, content=None)
 
     @property
     def base64(self) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import A2AError, ErrorCode
 from .media import JSON, TEXT, UNKNOWN, Modes, media_type
-from .model import FileContent, JSONObject, Part, PartKind
+from .model import FileContent, Part, PartKind
 from .params import MAX_ID_CHARS, Params
 
 #: The longest URL a file part may name: it is kept whole in the task.
@@ -105,16 +105,6 @@ def _url(file: Params, name: str, value: object) -> str:
             f"{file.path}.{name} must be an absolute URL of at most {MAX_URL_CHARS} characters"
         )
     return value
-
-
-def file_marks(part: Part) -> JSONObject | None:
-    """A file part's metadata on the wire: a file kept without its bytes says its size and
-    that its bytes are cut (it goes out with empty bytes, which every client parses)."""
-    file = part.file
-    if file is None or file.content is not None or file.url is not None:
-        return part.metadata
-    size = {} if file.size is None else {"size": file.size}
-    return {**(part.metadata or {}), **size, "cut": True}
 
 
 def metadata_of(document: Params) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from .facts import V0_3
 from .media import Modes
 from .model import JSONObject, Part, PartKind
 from .params import Params
-from .parts import FileFields, data_part, file_marks, file_part, text_part
+from .parts import FileFields, data_part, file_part, text_part
 from .push import (
     CreatePushConfig,
     DeletePushConfig,
@@ -59,7 +59,7 @@ class V03Shapes:
             document = {"kind": "file", "file": content}
         else:
             document = {"kind": "text", "text": part.text}
-        metadata = file_marks(part)
+        metadata = part.metadata
         if metadata:
             document["metadata"] = metadata
         return document

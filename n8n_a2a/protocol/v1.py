@@ -10,7 +10,7 @@ from .facts import V1_0
 from .media import Modes
 from .model import JSONObject, Part, PartKind
 from .params import Params
-from .parts import FileFields, data_part, file_marks, file_part, text_part
+from .parts import FileFields, data_part, file_part, text_part
 from .push import (
     CreatePushConfig,
     DeletePushConfig,
@@ -55,7 +55,7 @@ class V1Shapes:
                 document["filename"] = file.name
         else:
             document = {"text": part.text}
-        metadata = file_marks(part)
+        metadata = part.metadata
         if metadata:
             document["metadata"] = metadata
         return document

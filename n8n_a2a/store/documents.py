@@ -2,7 +2,9 @@
 
 The shape is the store's own, not a protocol version's: a stored task reads back equal to
 the one written, whichever version the caller speaks. Optional fields are left out when
-absent, so that None and an empty value stay apart.
+absent, so that None and an empty value stay apart. A file an older release kept without
+its bytes reads back as the marker of a part no longer kept (core/release.py), never as a
+file with empty bytes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import base64
 from datetime import datetime
 from typing import Any
 
+from ..core.release import Released, released
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
@@ -41,12 +44,14 @@ def part_doc(part: Part) -> JSONObject:
     return doc
 
 
-def part_of(doc: JSONObject) -> Part:
+def part_of(doc: JSONObject, bare: Released = Released.BUDGET) -> Part:
+    """The part a document holds; `bare`: why a file kept without bytes or URL is gone."""
     kind = doc.get("kind", "text")
     if kind == "data":
         return Part.of_data(doc["data"], doc.get("metadata"))
     if kind == "file":
-        return Part.of_file(_file_of(doc), doc.get("metadata"))
+        part = Part.of_file(_file_of(doc), doc.get("metadata"))
+        return released(part, bare) if "base64" not in doc and "url" not in doc else part
     return Part(doc["text"], doc.get("metadata"))
 
 
@@ -90,10 +95,13 @@ def message_doc(message: Message) -> JSONObject:
 
 
 def message_of(doc: JSONObject) -> Message:
+    role = Role(doc["role"])
+    # A caller's file kept bare was its upload; an answer's, cut past a size once.
+    bare = Released.UPLOAD if role is Role.USER else Released.BUDGET
     return Message(
         message_id=doc["messageId"],
-        role=Role(doc["role"]),
-        parts=tuple(part_of(p) for p in doc["parts"]),
+        role=role,
+        parts=tuple(part_of(p, bare) for p in doc["parts"]),
         task_id=doc.get("taskId"),
         context_id=doc.get("contextId"),
         metadata=doc.get("metadata"),

@@ -33,11 +33,10 @@ from .pool import StackPoolTransport
 if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
     from .streamed_reply import Relay
 
-#: The most of a reply that is read, decoded; a longer one is off contract anyway.
-MAX_REPLY_BYTES = 1024 * 1024
-# The most of a compressed reply that is read as sent: a stream that decodes to little
-# or nothing (padding, empty blocks) must not keep the call reading until its deadline.
-_MAX_SENT_BYTES = 2 * MAX_REPLY_BYTES
+# The most of a compressed reply read as sent, in ADAPTER_MAX_REPLY_BYTES (the most read
+# decoded): a stream that decodes to little or nothing (padding, empty blocks) must not
+# keep the call reading until its deadline.
+_SENT_PER_READ = 2
 _INFLATED = ("gzip", "deflate")
 
 # httpcore's DEBUG trace quotes every reply's headers, and a workflow's Location or
@@ -98,6 +97,7 @@ class WebhookClient:
         self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
+        self._max_reply = settings.max_reply_bytes
         self._client = httpx.AsyncClient(
             transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
             follow_redirects=False,
@@ -195,7 +195,8 @@ class WebhookClient:
             if self._streaming and 200 <= reply.status_code < 300 and not encoding:
                 from .streamed_reply import read_stream
 
-                return await read_stream(reply, subject_token, relay)
+                return await read_stream(reply, subject_token, relay, self._max_reply)
+            limit = self._max_reply
             inflater = _Inflater(encoding) if encoding in _INFLATED else None
             received = bytearray()
             sent = 0
@@ -205,10 +206,10 @@ class WebhookClient:
                     sent += len(chunk)
                     if inflater is not None:
                         # Never more than one byte past the limit, however well it packs.
-                        chunk = inflater.inflate(chunk, MAX_REPLY_BYTES + 1 - len(received))
+                        chunk = inflater.inflate(chunk, limit + 1 - len(received))
                     received += chunk
-                    if len(received) > MAX_REPLY_BYTES or sent > _MAX_SENT_BYTES:
-                        del received[MAX_REPLY_BYTES:]
+                    if len(received) > limit or sent > _SENT_PER_READ * limit:
+                        del received[limit:]
                         truncated = True
                         break
                 if inflater is not None and not truncated and sent and not inflater.ended:
@@ -225,6 +226,7 @@ class WebhookClient:
                 content_type=reply.headers.get("content-type", ""),
                 location=reply.headers.get("location", ""),
                 truncated=truncated,
+                read_limit=limit,
                 content_encoding="" if inflater is not None else encoding,
                 subject_token=subject_token,
             )

@@ -9,8 +9,8 @@ a burst of pieces already received cannot hold the loop.
 The call's one deadline (ADAPTER_WEBHOOK_TIMEOUT) bounds the whole stream, so a stream
 that stops writing for that long ends TIMEOUT; a cancel or shutdown cuts the read, and
 leaving the response's context closes the connection to n8n at once. Memory stays
-bounded: a line's length, the text gathered (chunks.MAX_STREAMED_TEXT_BYTES) and the raw
-bytes kept to show.
+bounded: a line's length, the text gathered (ADAPTER_MAX_REPLY_BYTES) and the raw bytes
+kept to show.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ RELAY_SPACING = 0.02
 
 
 async def read_stream(
-    reply: httpx.Response, subject_token: str | None, relay: Relay | None
+    reply: httpx.Response, subject_token: str | None, relay: Relay | None, max_text_bytes: int
 ) -> StreamedReply:
-    """The reply's chunks, read until the stream ends or goes wrong."""
-    reader = ChunkReader()
+    """The reply's chunks, read until the stream ends or goes wrong; `max_text_bytes`: the
+    most text gathered (ADAPTER_MAX_REPLY_BYTES)."""
+    reader = ChunkReader(max_text_bytes)
     if relay is None:
         await _read(reply, reader, lambda: None)
         return reader.reply(reply.status_code, subject_token)

@@ -30,4 +30,4 @@ async def test_a_body_too_large_is_a_json_rpc_error_naming_the_limit(
         reply = await http.post(adapter, content=b"{" * 100, headers={"A2A-Version": "1.0"})
     assert reply.status_code == 413
     assert reply.json()["error"]["code"] == -32600
-    assert "ADAPTER_MAX_BODY_BYTES" in reply.json()["error"]["message"]
+    assert "larger than ADAPTER_MAX_BODY_BYTES (64 bytes)" in reply.json()["error"]["message"]

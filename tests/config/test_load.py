@@ -20,8 +20,8 @@ def test_a_good_environment_loads_with_defaults() -> None:
     assert (settings.host, settings.port, settings.webhook_timeout) == ("0.0.0.0", 8080, 60.0)
     assert settings.ca_bundle is None
     assert settings.rpc_path == "/a2a"
-    assert settings.max_stored_text == 8192
-    assert load_settings({**GOOD, "ADAPTER_MAX_STORED_TEXT": "300"}).max_stored_text == 300
+    assert (settings.max_body_bytes, settings.max_reply_bytes) == (32 * 2**20, 32 * 2**20)
+    assert load_settings({**GOOD, "ADAPTER_MAX_REPLY_BYTES": "4096"}).max_reply_bytes == 4096
     # The contract stays strict unless a deployment opts in; a question waits a day.
     assert (settings.allow_input_required, settings.input_ttl) == (False, 86400.0)
     assert (settings.push_max_configs, settings.push_max_attempts) == (8, 5)

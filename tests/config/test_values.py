@@ -31,7 +31,7 @@ from tests.support.environments import GOOD, OIDC
         ("ADAPTER_MAX_CONCURRENT_CALLS", "0", "at least 1"),
         ("ADAPTER_MAX_QUEUED_CALLS", "-1", "whole number"),
         ("ADAPTER_MAX_TASKS", "100", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
-        ("ADAPTER_MAX_STORED_TEXT", "100", "at least 256"),
+        ("ADAPTER_MAX_REPLY_BYTES", "1000", "at least 1024"),
         ("ADAPTER_MAX_CONNECTIONS", "0", "at least 1"),
         ("ADAPTER_MAX_CONNECTIONS", "2047", "at least ADAPTER_MAX_CONCURRENT_CALLS"),
         ("ADAPTER_KEEPALIVE_TIMEOUT", "0", "greater than 0"),

@@ -43,11 +43,11 @@ DEFAULTS: dict[str, object] = {
     "port": 8080,
     "webhook_timeout": 60.0,
     "webhook_streaming": False,
-    "max_body_bytes": 1048576,
+    "max_body_bytes": 33554432,  # 32 MiB: a 20 MiB file as base64 in JSON, and room
+    "max_reply_bytes": 33554432,
     "max_concurrent_calls": 1024,
     "max_queued_calls": 1024,
     "max_tasks": 10000,
-    "max_stored_text": 8192,
     "max_connections": 4096,  # twice the two call limits added
     "keep_alive_timeout": 75.0,
     "request_read_timeout": 30.0,
@@ -93,7 +93,11 @@ def test_help_shows_the_defaults_as_a_person_would_write_them() -> None:
     assert shown["ADAPTER_AGENT_NAME"] is None
     assert (shown["ADAPTER_HOST"], shown["ADAPTER_PORT"]) == ("0.0.0.0", "8080")
     assert (shown["ADAPTER_WEBHOOK_TIMEOUT"], shown["ADAPTER_INPUT_TTL"]) == ("60", "86400")
-    assert (shown["ADAPTER_MAX_BODY_BYTES"], shown["ADAPTER_REQUIRE_TOKEN"]) == ("1048576", "false")
+    assert (shown["ADAPTER_MAX_BODY_BYTES"], shown["ADAPTER_REQUIRE_TOKEN"]) == (
+        "33554432",
+        "false",
+    )
+    assert shown["ADAPTER_MAX_REPLY_BYTES"] == "33554432"
     assert (shown["ADAPTER_LOG_LEVEL"], shown["ADAPTER_LOG_FORMAT"]) == ("INFO", "auto")
     assert shown["ADAPTER_MAX_CONNECTIONS"] == "twice the two call limits"
     unset = ("ADAPTER_SKILL_EXAMPLES", "ADAPTER_CA_BUNDLE", "ADAPTER_PUSH_ALLOW_HOSTS")

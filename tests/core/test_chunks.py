@@ -7,15 +7,12 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.core.chunks import (
-    MAX_KEY_CHARACTERS,
-    MAX_LINE_BYTES,
-    MAX_OPEN_BEGINS,
-    MAX_STREAMED_TEXT_BYTES,
-    ChunkReader,
-)
+from n8n_a2a.core.chunks import MAX_KEY_CHARACTERS, MAX_OPEN_BEGINS, ChunkReader
 from n8n_a2a.core.contract import StreamedReply
 
+# The most text a reader gathers here (ADAPTER_MAX_REPLY_BYTES in the adapter).
+BOUND = 1024 * 1024
+MAX_LINE_BYTES = ChunkReader(BOUND).max_line_bytes
 META = {"nodeId": "n1", "nodeName": "AI Agent", "itemIndex": 0, "runIndex": 0}
 
 
@@ -27,7 +24,7 @@ def line(kind: str, content: str | None = None, **metadata: Any) -> bytes:
 
 
 def read(*pieces: bytes) -> StreamedReply:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     for piece in pieces:
         reader.feed(piece)
     return reader.reply(200, None)
@@ -84,30 +81,31 @@ def test_the_first_thing_wrong_stops_the_stream_and_its_line_is_shown() -> None:
 
 
 def test_the_text_past_its_bound_stops_the_stream_truncated() -> None:
-    piece = "x" * (MAX_STREAMED_TEXT_BYTES // 4)
-    reader = ChunkReader()
+    piece = "x" * (BOUND // 4)
+    reader = ChunkReader(BOUND)
     for _ in range(5):
         reader.feed(line("item", piece))
     assert reader.stopped
     reply = reader.reply(200, None)
     assert reply.truncated and len(reply.text) == 4 * len(piece)
+    assert reply.read_limit == BOUND  # for the reason to name
 
 
 def test_a_line_past_its_bound_is_refused_before_it_ends() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(b'{"type":"item","content":"' + b"x" * MAX_LINE_BYTES)
     assert reader.stopped and "longer than" in reader.problem
 
 
 def test_a_whole_line_past_its_bound_is_refused_too() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(b'{"type":"keepalive","x":"' + b"x" * MAX_LINE_BYTES + b'"}\n')
     assert reader.stopped and "longer than" in reader.problem
     assert len(reader.reply(200, None).raw) <= 8192
 
 
 def test_a_long_line_in_small_pieces_stops_at_the_piece_past_its_bound() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(b'{"type":"item","content":"')
     piece = b"x" * 1000
     fed = 26
@@ -121,7 +119,7 @@ def test_a_long_line_in_small_pieces_stops_at_the_piece_past_its_bound() -> None
 
 
 def test_the_raw_text_kept_is_bounded() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     for _ in range(100):
         reader.feed(line("item", "y" * 1000))
     assert len(reader.reply(200, None).raw) <= 8192
@@ -143,7 +141,7 @@ def test_an_emoji_cut_between_two_items_is_whole_again() -> None:
     ],
 )
 def test_what_is_relayed_as_it_comes(items: list[str], relayed: list[str]) -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     seen = []
     for item in items:
         reader.feed(line("item", item))
@@ -152,7 +150,7 @@ def test_what_is_relayed_as_it_comes(items: list[str], relayed: list[str]) -> No
 
 
 def test_nothing_is_relayed_once_the_stream_went_wrong() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(line("item", "a"))
     assert reader.relayable() == "a"
     reader.feed(line("item", "b") + line("error", "down"))
@@ -160,7 +158,7 @@ def test_nothing_is_relayed_once_the_stream_went_wrong() -> None:
 
 
 def test_many_lines_of_one_read_are_one_relay() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(b"".join(line("item", str(i)) for i in range(10)))
     assert reader.relayable() == "0123456789"
     assert reader.relayable() == ""
@@ -176,7 +174,7 @@ def test_metadata_of_any_shape_is_no_crash() -> None:
 
 
 def test_open_begins_are_bounded() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(b"".join(line("begin", nodeId=str(n)) for n in range(MAX_OPEN_BEGINS + 1)))
     assert reader.stopped and f"more than {MAX_OPEN_BEGINS} begins" in reader.problem
 
@@ -189,7 +187,7 @@ def test_sequential_begins_and_ends_past_the_open_bound_are_a_long_workflow() ->
 
 
 def test_a_stray_end_stops_the_stream_at_once() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     reader.feed(line("end", nodeId="a" * 100))
     assert reader.stopped and "an end came without its begin" in reader.problem
     reader.feed(line("end", nodeId="b"))  # nothing more is taken
@@ -207,16 +205,16 @@ def test_a_node_named_past_its_bound_stops_the_stream(kind: str) -> None:
 
 
 def test_the_lines_of_a_reply_are_bounded() -> None:
-    within = ChunkReader(max_lines=10)
+    within = ChunkReader(BOUND, max_lines=10)
     within.feed(BEGIN + KEEPALIVE * 7 + b"\n" + END)
     assert within.reply(200, None).problem == ""
-    past = ChunkReader(max_lines=10)
+    past = ChunkReader(BOUND, max_lines=10)
     past.feed(BEGIN + KEEPALIVE * 8 + b"\n" + END)
     assert past.stopped and past.problem == "it is longer than 10 lines"
 
 
 def test_many_tokens_of_one_character_are_one_text() -> None:
-    reader = ChunkReader()
+    reader = ChunkReader(BOUND)
     token = line("item", "a")
     relayed = []
     for _ in range(100):

@@ -94,9 +94,9 @@ def test_the_raw_excerpt_is_cut_at_the_documented_length() -> None:
 
 
 def test_a_truncated_reply_is_off_contract_even_if_it_starts_well() -> None:
-    verdict = classify(reply(b'{"answer": "xxxx', truncated=True))
+    verdict = classify(reply(b'{"answer": "xxxx', truncated=True, read_limit=33_554_432))
     assert verdict.outcome is Outcome.OFF_CONTRACT
-    assert "larger than" in verdict.text
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (33,554,432 bytes)" in verdict.text
 
 
 def test_404_is_not_registered() -> None:
@@ -492,8 +492,9 @@ def test_a_stream_that_went_wrong_fails_with_its_raw_text() -> None:
 
 
 def test_a_stream_past_its_bound_is_off_contract() -> None:
-    verdict = classify(StreamedReply(200, "x" * 10, truncated=True, raw="{...}"))
-    assert verdict.outcome is Outcome.OFF_CONTRACT and "larger than" in verdict.text
+    verdict = classify(StreamedReply(200, "x" * 10, truncated=True, raw="{...}", read_limit=1024))
+    assert verdict.outcome is Outcome.OFF_CONTRACT
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (1,024 bytes)" in verdict.text
 
 
 def test_an_error_chunk_fails_with_the_nodes_words_and_the_text_before() -> None:

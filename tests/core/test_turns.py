@@ -51,7 +51,7 @@ def test_only_an_answer_completes_and_only_a_question_waits() -> None:
 
 @pytest.mark.parametrize("outcome", list(Outcome))
 def test_a_verdict_ends_the_turn_with_its_state_and_message(outcome: Outcome) -> None:
-    change = ended(a_task(S.WORKING), Verdict(outcome, "flour"), MOMENT, 100)
+    change = ended(a_task(S.WORKING), Verdict(outcome, "flour"), MOMENT)
     assert (change.state, change.timestamp) == (state_for(outcome), MOMENT)
     assert change.metadata == {"outcome": outcome.value}
     assert change.message is not None
@@ -80,18 +80,19 @@ def test_a_verdict_ends_the_turn_with_its_state_and_message(outcome: Outcome) ->
 def test_the_verdicts_the_adapter_gives(
     verdict: Verdict, state: TaskState, outcome: str, says: str
 ) -> None:
-    change = ended(a_task(S.WORKING), verdict, MOMENT, 8192)
+    change = ended(a_task(S.WORKING), verdict, MOMENT)
     assert (change.state, change.metadata) == (state, {"outcome": outcome})
     assert change.message is not None and says in change.message.parts[0].text
 
 
-def test_a_reply_cut_adds_its_mark_to_the_tasks() -> None:
-    change = ended(
-        a_task(S.WORKING, cut=["message"]), Verdict(Outcome.ANSWERED, "y" * 50), MOMENT, 10
-    )
-    assert change.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
+def test_a_reply_is_kept_whole_and_its_repair_marked_beside_the_message_s() -> None:
+    # Past the 8,192 characters that were once all a task kept of it.
+    verdict = Verdict(Outcome.ANSWERED, "y" * 1_000_000, repaired=True)
+    change = ended(a_task(S.WORKING, repaired=["message"]), verdict, MOMENT)
+    assert change.metadata == {"outcome": "ANSWERED", "repaired": ["message", "reply"]}
     [answer] = change.artifacts
-    assert answer.parts == (Part("y" * 10 + "[... cut at 10 characters]"),)
+    assert answer.parts == (Part("y" * 1_000_000),)
+    assert change.message is not None and change.message.parts == (Part("y" * 1_000_000),)
 
 
 def test_a_call_with_its_slot_makes_the_task_work() -> None:
@@ -107,7 +108,7 @@ def test_a_call_with_its_slot_makes_the_task_work() -> None:
 @pytest.mark.parametrize(("context_id", "new_context"), [(None, True), ("c-9", False)])
 def test_a_first_turn_is_a_new_submitted_task(context_id: str | None, new_context: bool) -> None:
     message = Message("m-1", Role.USER, (Part("12 pallets"),), context_id=context_id)
-    task = first_turn(message, "token:alice", MOMENT, 100)
+    task = first_turn(message, "token:alice", MOMENT)
     assert task.status == TaskStatus(S.SUBMITTED, MOMENT)
     assert (task.owner, task.metadata, task.version) == ("token:alice", {}, 0)
     assert (task.context_id != "c-9") is new_context
@@ -117,13 +118,17 @@ def test_a_first_turn_is_a_new_submitted_task(context_id: str | None, new_contex
         task.context_id,
         (Part("12 pallets"),),
     )
-    assert task.id != first_turn(message, None, MOMENT, 100).id
+    assert task.id != first_turn(message, None, MOMENT).id
 
 
-def test_a_first_turn_keeps_the_message_cut_and_marked() -> None:
-    task = first_turn(Message("m-1", Role.USER, (Part("x" * 50),)), None, MOMENT, 10)
-    assert task.metadata == {"cut": ["message"]}
-    assert task.history[0].parts == (Part("x" * 10 + "[... cut at 10 characters]"),)
+def test_a_first_turn_keeps_the_message_whole_and_an_upload_as_its_marker() -> None:
+    upload = Part.of_file(FileContent.of_bytes("scan.pdf", "application/pdf", bytes(50_000)))
+    task = first_turn(Message("m-1", Role.USER, (Part("x" * 50_000), upload)), None, MOMENT)
+    assert task.metadata == {}
+    text, marker = task.history[0].parts
+    assert text == Part("x" * 50_000)
+    assert marker.file is None and marker.metadata is not None
+    assert marker.metadata["released"]["size"] == 50_000
 
 
 # Which states take a message, and what a message naming a task in any other is told:
@@ -173,22 +178,23 @@ def test_a_next_turn_stays_in_its_tasks_context(context_id: str | None, takes: b
 
 
 def test_a_next_turn_submits_the_task_again_with_the_message() -> None:
-    change = next_turn(a_task(S.INPUT_REQUIRED), said("flour"), MOMENT, 100)
+    change = next_turn(a_task(S.INPUT_REQUIRED), said("flour"), MOMENT)
     assert (change.state, change.timestamp) == (S.SUBMITTED, MOMENT)
     assert (change.message, change.artifacts, change.metadata) == (None, (), None)
     [turn] = change.history
     assert (turn.task_id, turn.context_id, turn.parts) == ("t-1", "c-1", (Part("flour"),))
 
 
-def test_a_next_turn_cut_adds_its_mark_to_the_tasks() -> None:
-    task = a_task(S.INPUT_REQUIRED, cut=["message"], outcome="INPUT_REQUIRED")
-    change = next_turn(task, said("x" * 50), MOMENT, 10)
-    assert change.metadata == {"cut": ["message", "message"]}
+def test_a_next_turn_repaired_adds_its_mark_to_the_tasks() -> None:
+    task = a_task(S.INPUT_REQUIRED, repaired=["message"], outcome="INPUT_REQUIRED")
+    change = next_turn(task, said("x" * 50_000 + "\ud83d"), MOMENT)
+    assert change.metadata == {"repaired": ["message", "message"]}
+    assert change.history[0].parts == (Part("x" * 50_000 + "\ufffd"),)
 
 
 def test_a_next_turn_checks_its_message_first() -> None:
     with pytest.raises(A2AError) as raised:
-        next_turn(a_task(S.WORKING), said("flour"), MOMENT, 100)
+        next_turn(a_task(S.WORKING), said("flour"), MOMENT)
     assert raised.value.code is ErrorCode.UNSUPPORTED_OPERATION
 
 
@@ -202,7 +208,7 @@ def test_an_answer_makes_its_data_and_files_artifacts_before_the_answer() -> Non
     csv = Part.of_file(FileContent.of_bytes("r.csv", "text/csv", b"a,b"))
     unnamed = Part.of_file(FileContent("", "image/png", url="http://x/p.png"))
     verdict = Verdict(Outcome.ANSWERED, "done", parts=(Part.of_data({"n": 1}), csv, unnamed))
-    change = ended(a_task(S.WORKING), verdict, MOMENT, 100)
+    change = ended(a_task(S.WORKING), verdict, MOMENT)
     assert [(a.name, a.parts) for a in change.artifacts] == [
         ("data", (Part.of_data({"n": 1}),)),
         ("r.csv", (csv,)),
@@ -213,14 +219,13 @@ def test_an_answer_makes_its_data_and_files_artifacts_before_the_answer() -> Non
     assert change.metadata == {"outcome": "ANSWERED"}
 
 
-def test_data_and_files_past_the_limit_are_cut_and_marked() -> None:
-    big = Part.of_file(FileContent.of_bytes("b.png", "image/png", bytes(300)))
-    verdict = Verdict(Outcome.ANSWERED, "y" * 50, parts=(Part.of_data("d" * 5), big))
-    change = ended(a_task(S.WORKING, cut=["message"]), verdict, MOMENT, 10)
-    assert change.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply", "files"]}
-    assert change.artifacts[1].parts == (Part.of_file(FileContent("b.png", "image/png", size=300)),)
-    alone = ended(a_task(S.WORKING), Verdict(Outcome.ANSWERED, "y", parts=(big,)), MOMENT, 10)
-    assert alone.metadata == {"outcome": "ANSWERED", "cut": ["files"]}
+def test_data_and_files_are_kept_whole_however_large() -> None:
+    big = Part.of_file(FileContent.of_bytes("b.png", "image/png", bytes(20 * 1024 * 1024)))
+    data = Part.of_data({"rows": ["d" * 1000] * 1000})
+    verdict = Verdict(Outcome.ANSWERED, "y", parts=(data, big))
+    change = ended(a_task(S.WORKING), verdict, MOMENT)
+    assert change.metadata == {"outcome": "ANSWERED"}
+    assert [a.parts for a in change.artifacts[:2]] == [(data,), (big,)]
 
 
 def test_a_streamed_answer_goes_in_chunks_then_whole_under_one_id() -> None:
@@ -229,6 +234,6 @@ def test_a_streamed_answer_goes_in_chunks_then_whole_under_one_id() -> None:
     then = answer_chunk(task, "answer-1", ", 12", first=False)
     assert (first.sequence, first.append, first.last_chunk) == (2, False, False)
     assert (then.append, then.last_chunk, then.artifact.name) == (True, False, ANSWER)
-    change = ended(task, Verdict(Outcome.ANSWERED, "Yes, 12"), MOMENT, 8192, "answer-1")
+    change = ended(task, Verdict(Outcome.ANSWERED, "Yes, 12"), MOMENT, "answer-1")
     [whole] = change.artifacts
     assert (whole.artifact_id, whole.parts[0].text) == ("answer-1", "Yes, 12")

@@ -14,7 +14,7 @@ from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply, WebhookReply
 from n8n_a2a.executor import Executor
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import Role, Task, TaskState
+from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
 from n8n_a2a.webhook.client import WebhookRequest
@@ -37,30 +37,25 @@ def stored_texts(task: Task) -> list[str]:
     return [part.text for part in parts]
 
 
-async def test_a_task_keeps_each_text_cut_at_its_limit() -> None:
+async def test_a_task_keeps_each_text_whole() -> None:
     class Long(ScriptedWorkflow):
         async def call(
             self, request: WebhookRequest, caller: Caller, relay: Relay | None = None
         ) -> WebhookReply:
             self.calls.append(request)
-            body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500)
+            body = b'{"answer": "%s", "escalate": false}' % (b"y" * 500_000)
             return HttpReply(200, body)
 
     workflow = Long()
     async with trio.open_nursery() as nursery:
-        executor = Executor(
-            nursery, MemoryTaskStore(), LocalTaskEvents(), workflow, "s", max_stored_text=100
-        )
+        executor = Executor(nursery, MemoryTaskStore(), LocalTaskEvents(), workflow, "s")
         await nursery.start(executor.listen)
-        done = await executor.send(message("x" * 500, blocking=True), Caller())
+        long = SendMessage(Message("m-1", Role.USER, (Part("x" * 500_000),)), blocking=True)
+        done = await executor.send(long, Caller())
         nursery.cancel_scope.cancel()
-    assert workflow.calls[0].text == "x" * 500  # the workflow gets all of it
-    assert done.metadata == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
-    assert (
-        stored_texts(done)
-        == ["x" * 100 + "[... cut at 100 characters]"]
-        + ["y" * 100 + "[... cut at 100 characters]"] * 3
-    )
+    assert workflow.calls[0].text == "x" * 500_000  # the workflow gets all of it
+    assert done.metadata == {"outcome": "ANSWERED"}
+    assert stored_texts(done) == ["x" * 500_000] + ["y" * 500_000] * 3
 
 
 async def test_a_cancel_between_a_next_turns_read_and_its_move_wins() -> None:

@@ -138,3 +138,28 @@ def test_after_the_connection_s_last_request_nothing_more_is_read() -> None:
     connection.send(h11.Response(status_code=200, headers=[("Content-Length", "0")]))
     connection.send(h11.EndOfMessage())
     assert connection.our_state is h11.MUST_CLOSE
+
+
+@pytest.mark.parametrize(
+    ("status", "line"),
+    [
+        (200, b"HTTP/1.1 200 OK\r\n"),
+        (408, b"HTTP/1.1 408 Request Timeout\r\n"),
+        (505, b"HTTP/1.1 505 HTTP Version Not Supported\r\n"),
+        (599, b"HTTP/1.1 599 \r\n"),  # no phrase known: none made up
+    ],
+)
+def test_a_status_line_without_a_reason_gets_its_phrase(status: int, line: bytes) -> None:
+    connection = HTTP11Connection(max_incomplete_event_size=16 * 1024)
+    connection.receive_data(GOOD)
+    assert isinstance(connection.next_event(), h11.Request)
+    written = connection.send(h11.Response(status_code=status, headers=[("Content-Length", "0")]))
+    assert written.startswith(line)
+
+
+def test_a_reason_given_is_kept() -> None:
+    connection = HTTP11Connection(max_incomplete_event_size=16 * 1024)
+    connection.receive_data(GOOD)
+    connection.next_event()
+    response = h11.Response(status_code=200, headers=[("Content-Length", "0")], reason="Fine")
+    assert connection.send(response).startswith(b"HTTP/1.1 200 Fine\r\n")

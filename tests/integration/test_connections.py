@@ -255,10 +255,6 @@ async def test_shutdown_closes_idle_connections_at_once_and_answers_busy_ones(
     await busy.closed_by_server()
 
 
-# Tasks that keep their 900 kB texts whole, so that one ListTasks answer is megabytes.
-LARGE_TASKS = {"max_stored_text": 1_000_000}
-
-
 async def large_responses(adapter: str, tasks: int = 5) -> bytes:
     """A ListTasks request whose answer is megabytes: tasks holding 900 kB answers."""
     text = "answer:" + "x" * 900_000
@@ -288,9 +284,7 @@ async def client_with_small_window(url: str) -> Client:
 async def test_a_client_that_stops_taking_its_response_is_cut(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start(
-        stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT, **LARGE_TASKS
-    )
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT)
     request = await large_responses(adapter)
     client = await client_with_small_window(adapter)
     try:
@@ -305,9 +299,7 @@ async def test_a_client_that_stops_taking_its_response_is_cut(
 async def test_a_stream_whose_client_stops_reading_is_cut_by_the_send_timeout(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start(
-        stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT, **LARGE_TASKS
-    )
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2, send_timeout=SHORT)
     # A stream whose last event carries a 900 kB artifact, to a client that takes none
     # of it: the events go out as one body, piece by piece, each bound by the timeout.
     streaming = {**send_v1("answer:" + "x" * 900_000), "method": "SendStreamingMessage"}
@@ -326,7 +318,7 @@ async def test_a_stream_whose_client_stops_reading_is_cut_by_the_send_timeout(
 async def test_a_client_that_takes_its_response_slowly_gets_it_whole(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start(stub, start_adapter, send_timeout=SHORT, **LARGE_TASKS)
+    adapter = await start(stub, start_adapter, send_timeout=SHORT)
     request = await large_responses(adapter, tasks=1)
     client = await Client.open(adapter)
     await client.send(request)

@@ -11,7 +11,8 @@ import httpx
 import pytest
 import trio
 
-from tests.support.adapter import free_port
+from n8n_a2a.config.settings import MAX_PAYLOAD_BYTES
+from tests.support.adapter import AdapterFactory, free_port
 from tests.support.jsonrpc import V1, rpc, send_v03, send_v1
 from tests.support.stub_webhook import StubWebhook
 
@@ -50,7 +51,6 @@ async def test_v03_send_answered_has_the_v03_shape(adapter: str) -> None:
         ("not-registered", "NOT_REGISTERED", "not registered"),
         ("http-503", "HTTP_ERROR", "HTTP 503"),
         ("redirect", "REDIRECTED", "redirect"),
-        ("huge", "OFF_CONTRACT", "larger than"),
     ],
 )
 async def test_every_other_outcome_fails_the_task(
@@ -63,6 +63,23 @@ async def test_every_other_outcome_fails_the_task(
     reason = task["status"]["message"]["parts"][0]["text"]
     assert in_reason in reason
     assert task["status"]["message"]["role"] == "ROLE_AGENT"
+
+
+async def test_a_reply_past_its_bound_fails_the_task_naming_the_setting(
+    start_adapter: AdapterFactory, stub: StubWebhook
+) -> None:
+    # The stub's "huge" reply is 2 MiB: within the default bound, past this one.
+    bounded = await start_adapter(stub.url, max_reply_bytes=1024 * 1024)
+    task = (await rpc(bounded, send_v1("huge"), V1))["result"]["task"]
+    assert (task["status"]["state"], task["metadata"]) == (
+        "TASK_STATE_FAILED",
+        {"outcome": "OFF_CONTRACT"},
+    )
+    reason = task["status"]["message"]["parts"][0]["text"]
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (1,048,576 bytes)" in reason
+    # At the default it is read whole, and judged on what it says (it lacks "escalate").
+    whole = (await rpc(await start_adapter(stub.url), send_v1("huge"), V1))["result"]["task"]
+    assert "its keys are ['answer']" in whole["status"]["message"]["parts"][0]["text"]
 
 
 async def test_the_webhook_gets_the_contract_body_and_the_token_header(
@@ -345,7 +362,7 @@ async def test_errors_before_the_method_answer_in_the_version_asked_for(
     assert wrong_type.json()["error"]["code"] == -32005
     assert ("data" in wrong_type.json()["error"]) is v1_shape
     too_large = await post(
-        adapter, b" " * (2 * 1024 * 1024), {**headers, "Content-Type": "application/json"}
+        adapter, b" " * (MAX_PAYLOAD_BYTES + 1), {**headers, "Content-Type": "application/json"}
     )
     assert too_large.status_code == 413
     assert too_large.json()["error"]["code"] == -32600
@@ -372,11 +389,13 @@ async def test_a_body_over_the_limit_is_refused_cleanly(adapter: str) -> None:
     async with httpx.AsyncClient() as client:
         reply = await client.post(
             adapter,
-            content=b'{"pad":"' + b"x" * (2 * 1024 * 1024) + b'"}',
+            content=b'{"pad":"' + b"x" * MAX_PAYLOAD_BYTES + b'"}',
             headers={**V1, "Content-Type": "application/json"},
         )
     assert reply.status_code == 413
     assert reply.json()["error"]["code"] == -32600
+    shown = f"larger than ADAPTER_MAX_BODY_BYTES ({MAX_PAYLOAD_BYTES:,} bytes)"
+    assert shown in reply.json()["error"]["message"]
 
 
 async def test_a_non_text_part_is_32005(adapter: str) -> None:

@@ -12,7 +12,7 @@ import h2.settings
 import pytest
 import trio
 
-from tests.integration.raw_http import BOUND, Client, Reply, get, post, post_head, start
+from tests.integration.raw_http import BOUND, SHORT, Client, Reply, get, post, post_head, start
 from tests.support.adapter import AdapterFactory
 from tests.support.stub_webhook import StubWebhook
 
@@ -258,3 +258,41 @@ async def test_a_request_pipelined_behind_an_early_answer_never_cuts_it(
         assert (reply.status, reply.headers["connection"]) == (404, "close")
         assert await client.closed_by_server() < PROMPT
         await client.aclose()
+
+
+async def status_line(adapter: str, request: bytes, *, wait: float = 0) -> bytes:
+    """The first line the adapter answers `request` with, on a connection of its own."""
+    client = await Client.open(adapter)
+    await client.send(request)
+    if wait:
+        await trio.sleep(wait)  # (a head left unfinished, for the read timeout)
+    received = await client.everything()
+    await client.aclose()
+    return received.split(b"\r\n", 1)[0]
+
+
+async def test_every_status_line_carries_its_reason_phrase(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # What an official client shows of a refusal is its status line: "Client error '413 '"
+    # said nothing. The phrases are RFC 9110's (413's older name until Python 3.13).
+    adapter = await start(stub, start_adapter, max_body_bytes=1024)
+    close = "Connection: close"
+    lines = [
+        await status_line(adapter, get("/healthz", close)),
+        await status_line(adapter, get("/no/such/path", close)),
+        await status_line(adapter, get("/", close).replace(b"GET", b"PUT")),
+        await status_line(adapter, post("/", b"x" * 2048, close)),
+        await status_line(adapter, b"GET / HTTP/2.0\r\nHost: adapter\r\n\r\n"),
+        await status_line(adapter, b"GET /healthz HTTP/1.1\r\nHost:", wait=SHORT * 3),
+    ]
+    assert lines[:3] == [
+        b"HTTP/1.1 200 OK",
+        b"HTTP/1.1 404 Not Found",
+        b"HTTP/1.1 405 Method Not Allowed",
+    ]
+    assert lines[3] in (b"HTTP/1.1 413 Request Entity Too Large", b"HTTP/1.1 413 Content Too Large")
+    assert lines[4:] == [
+        b"HTTP/1.1 505 HTTP Version Not Supported",
+        b"HTTP/1.1 408 Request Timeout",
+    ]

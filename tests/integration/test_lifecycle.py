@@ -216,14 +216,15 @@ async def test_the_table_evicts_finished_tasks_under_a_small_limit(
     assert (await rpc(adapter, call("GetTask", id=finished[0]), V1))["error"]["code"] == -32001
 
 
-async def test_a_task_keeps_its_texts_up_to_the_stored_text_limit(
+async def test_a_task_keeps_its_texts_whole(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start_adapter(stub.url, max_stored_text=256)
-    task = (await rpc(adapter, send_v1("y" * 1000), V1))["result"]["task"]
-    assert stub.received[0].json["text"] == "y" * 1000  # the workflow gets all of it
-    assert task["metadata"] == {"outcome": "ANSWERED", "cut": ["message", "reply"]}
-    kept = [{"text": "y" * 256 + "[... cut at 256 characters]"}]
+    # 200 kB: far past the 8,192 characters a task once kept of each.
+    adapter = await start_adapter(stub.url)
+    task = (await rpc(adapter, send_v1("y" * 200_000), V1))["result"]["task"]
+    assert stub.received[0].json["text"] == "y" * 200_000  # the workflow gets all of it
+    assert task["metadata"] == {"outcome": "ANSWERED"}
+    kept = [{"text": "y" * 200_000}]
     assert [m["parts"] for m in task["history"]] == [kept, kept]
     assert task["artifacts"][0]["parts"] == kept
 

@@ -11,6 +11,7 @@ import pytest
 import trio
 import trustme
 
+from n8n_a2a.config.settings import MAX_PAYLOAD_BYTES
 from n8n_a2a.observability.logs import JsonFormatter, TextFormatter
 from tests.support.adapter import AdapterFactory, get
 from tests.support.jsonrpc import V1, rpc, send_v1
@@ -151,7 +152,7 @@ def a_send(request_id: int) -> bytes:
         (a_send(7), {"A2A-Version": "¹"}, 7),
         (a_send(8), {"Authorization": "Bearer two words"}, 8),
         (a_send(9), {"Authorization": "Bearer"}, 9),
-        (b" " * (2 * 1024 * 1024), {}, None),  # over ADAPTER_MAX_BODY_BYTES
+        (b" " * (MAX_PAYLOAD_BYTES + 1), {}, None),  # over ADAPTER_MAX_BODY_BYTES
     ],
 )
 async def test_a_required_token_is_checked_before_anything_else(

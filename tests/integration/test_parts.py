@@ -29,6 +29,14 @@ PNG_B64 = base64.b64encode(PNG).decode()
 CSV_URL = "https://files.example/stock.csv"
 #: What the workflow gets of the parts below: the contract's `data` and `files`.
 DATA = [{"sku": "F-1", "qty": 4}]
+#: What a task keeps of the caller's shelf.png: its facts, under the part's "released".
+RELEASED_PNG = {
+    "kind": "file",
+    "name": "shelf.png",
+    "mediaType": "image/png",
+    "size": len(PNG),
+    "reason": "upload",
+}
 FILES = [
     {"name": "shelf.png", "mediaType": "image/png", "base64": PNG_B64},
     {"name": "", "mediaType": "text/csv", "url": CSV_URL},
@@ -91,14 +99,12 @@ async def test_a_v1_send_carries_data_and_files_both_ways(parts: str, stub: Stub
     [received] = stub.received
     body = received.json
     assert (body["text"], body["data"], body["files"]) == ("echo-parts", DATA, FILES)
-    # The task keeps the caller's file by name, type and size, never its bytes.
+    # The task keeps the caller's file by name, type and size, never its bytes: as a text
+    # part that says so, never as a file with empty bytes.
     kept = task["history"][0]["parts"][2]
-    assert kept == {
-        "raw": "",
-        "mediaType": "image/png",
-        "filename": "shelf.png",
-        "metadata": {"size": len(PNG), "cut": True},
-    }
+    assert kept["metadata"] == {"released": RELEASED_PNG}
+    assert f"The file shelf.png (image/png, {len(PNG)} bytes) went to the workflow" in kept["text"]
+    assert set(kept) == {"text", "metadata"}
     assert task["history"][0]["parts"][3] == {"url": CSV_URL, "mediaType": "text/csv"}
 
 
@@ -119,6 +125,9 @@ async def test_a_v03_send_carries_data_and_files_both_ways(parts: str, stub: Stu
         ("answer", {"kind": "text", "text": "1 data, 2 files"}),
     ]
     assert (stub.received[0].json["data"], stub.received[0].json["files"]) == (DATA, FILES)
+    kept = task["history"][0]["parts"][2]
+    assert (kept["kind"], kept["metadata"]) == ("text", {"released": RELEASED_PNG})
+    assert "The file shelf.png (image/png, " in kept["text"]
 
 
 async def test_data_alone_makes_an_empty_text(parts: str, stub: StubWebhook) -> None:
@@ -279,21 +288,6 @@ async def test_more_data_and_file_parts_than_the_bound_are_refused(
     task = (await rpc(parts, send_v1(many[:-1]), V1))["result"]["task"]
     assert task["artifacts"][-1]["parts"] == [{"text": f"{MAX_ATTACHMENTS} data, 0 files"}]
     assert len(stub.received) == 1
-
-
-async def test_a_reply_file_past_the_stored_limit_is_kept_by_name(
-    stub: StubWebhook, start_adapter: AdapterFactory
-) -> None:
-    adapter = await start_adapter(stub.url, max_stored_text=256, **MODES)
-    task = (await rpc(adapter, send_v1(v1_parts()), V1))["result"]["task"]
-    assert task["metadata"]["cut"] == ["files"]
-    png = dict(v1_artifacts(task))["shelf.png"]
-    assert png == {
-        "raw": "",
-        "mediaType": "image/png",
-        "filename": "shelf.png",
-        "metadata": {"size": len(PNG), "cut": True},
-    }
 
 
 #: Replies whose data JSON cannot write back as it came: each fails its task.

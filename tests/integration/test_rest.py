@@ -209,7 +209,7 @@ async def test_a_body_past_the_bound_is_a_413_in_the_binding_s_shape(
     adapter = await start_adapter(stub.url, max_body_bytes=64)
     reply = await call(adapter, "POST", "message:send", message("x" * 100))
     assert error_of(reply) == (413, "INVALID_ARGUMENT", "INVALID_REQUEST")
-    assert "ADAPTER_MAX_BODY_BYTES" in reply.json()["error"]["message"]
+    assert "larger than ADAPTER_MAX_BODY_BYTES (64 bytes)" in reply.json()["error"]["message"]
 
 
 async def test_the_version_header_is_as_for_json_rpc_but_none_is_1_0_here(adapter: str) -> None:

@@ -126,7 +126,6 @@ async def test_a_contract_reply_in_a_stream_is_held_back_and_judged(streamed: st
         ("stream-unended", "OFF_CONTRACT", "partial"),
         ("stream-garbage", "OFF_CONTRACT", "502 Bad Gateway"),
         ("stream-unknown", "OFF_CONTRACT", "surprise"),
-        ("stream-huge", "OFF_CONTRACT", "larger than the adapter reads"),
     ],
 )
 async def test_a_stream_off_its_chunks_fails_and_shows_why(
@@ -136,6 +135,24 @@ async def test_a_stream_off_its_chunks_fails_and_shows_why(
     assert (task["status"]["state"], task["metadata"]["outcome"]) == ("TASK_STATE_FAILED", outcome)
     assert shown in task["status"]["message"]["parts"][0]["text"]
     assert not task.get("artifacts")
+
+
+async def test_a_streamed_text_is_whole_within_its_bound_and_fails_past_it_naming_it(
+    start_adapter: AdapterFactory, stub: StubWebhook
+) -> None:
+    # The stub's "stream-huge" is 17 items of 64 KiB: past the 1 MiB once the bound.
+    whole = await start_adapter(stub.url, webhook_streaming=True)
+    task = (await rpc(whole, send_v1("stream-huge"), V1))["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][-1]["parts"] == [{"text": "x" * (17 * 64 * 1024)}]
+    bounded = await start_adapter(stub.url, webhook_streaming=True, max_reply_bytes=1024 * 1024)
+    task = (await rpc(bounded, send_v1("stream-huge"), V1))["result"]["task"]
+    assert (task["status"]["state"], task["metadata"]["outcome"]) == (
+        "TASK_STATE_FAILED",
+        "OFF_CONTRACT",
+    )
+    reason = task["status"]["message"]["parts"][0]["text"]
+    assert "larger than ADAPTER_MAX_REPLY_BYTES (1,048,576 bytes)" in reason
 
 
 async def test_without_the_setting_nothing_changes(

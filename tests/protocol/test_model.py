@@ -38,8 +38,6 @@ def test_a_messages_text_is_its_text_parts_one_a_line() -> None:
     assert Message("m-1", Role.USER, parts).text == "hi\nthere"
 
 
-def test_a_file_kept_without_its_bytes_keeps_its_size() -> None:
+def test_a_file_of_bytes_knows_its_size_and_base64() -> None:
     file = FileContent.of_bytes("p.png", "image/png", b"\x89PNG")
     assert (file.size, file.base64) == (4, "iVBORw==")
-    kept = file.without_bytes()
-    assert (kept.content, kept.size, kept.base64) == (None, 4, "")

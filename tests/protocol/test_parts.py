@@ -12,6 +12,7 @@ from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
+from n8n_a2a.core.release import Released, released
 from n8n_a2a.protocol.codec import Codec
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.media import Modes
@@ -211,8 +212,21 @@ def test_accepted_output_modes_meet_the_output_modes(
         assert refusal(V1, params, modes).code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
 
 
+#: What the task's marker for the caller's scan.png says of it.
+RELEASED = {
+    "kind": "file",
+    "name": "scan.png",
+    "mediaType": "image/png",
+    "size": 8,
+    "reason": "upload",
+}
+
+
 def a_task_with_parts() -> Task:
-    kept = Part.of_file(FileContent("scan.png", "image/png", size=8), {"from": "bridge"})
+    upload = Part.of_file(
+        FileContent.of_bytes("scan.png", "image/png", bytes(8)), {"from": "bridge"}
+    )
+    kept = released(upload, Released.UPLOAD)
     user = Message("m-1", Role.USER, (Part("see"), kept, Part.of_data({"a": 1})), "t-1", "c-1")
     agent = Message("m-2", Role.AGENT, (Part("done"),), "t-1", "c-1")
     artifacts = (
@@ -229,13 +243,14 @@ def test_v1_data_and_files_parse_strictly_in_the_sdk() -> None:
     document = V1.encode_task(a_task_with_parts())
     task = json_format.ParseDict(document, a2a_pb2.Task())
     user_parts = task.history[0].parts
-    assert (user_parts[1].filename, user_parts[1].media_type, user_parts[1].raw) == (
-        "scan.png",
-        "image/png",
-        b"",
-    )
-    # A file kept without its bytes says so, and how many there were.
-    assert dict(user_parts[1].metadata) == {"from": "bridge", "size": 8, "cut": True}
+    # An upload the task no longer keeps is a text part, never a file of no bytes: the
+    # SDK reads it as text, its facts under "released" beside the part's own metadata.
+    assert user_parts[1].WhichOneof("content") == "text"
+    assert "scan.png (image/png, 8 bytes)" in user_parts[1].text
+    assert json_format.MessageToDict(user_parts[1].metadata) == {
+        "from": "bridge",
+        "released": RELEASED,
+    }
     assert json_format.MessageToDict(user_parts[2].data) == {"a": 1}
     _, data, csv, linked = task.artifacts
     assert json_format.MessageToDict(data.parts[0].data) == [1, 2]
@@ -249,8 +264,8 @@ def test_v03_data_and_files_validate_in_the_v03_models() -> None:
     task = v03_types.Task.model_validate(document)
     assert task.model_dump(mode="json", by_alias=True, exclude_none=True) == document
     user_parts = [part.root for part in task.history[0].parts]  # type: ignore[index]
-    assert isinstance(user_parts[1], v03_types.FilePart)
-    assert user_parts[1].metadata == {"from": "bridge", "size": 8, "cut": True}
+    assert isinstance(user_parts[1], v03_types.TextPart)
+    assert user_parts[1].metadata == {"from": "bridge", "released": RELEASED}
     assert isinstance(user_parts[2], v03_types.DataPart)
     artifacts = task.artifacts or []
     data = artifacts[1].parts[0].root

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from n8n_a2a.core.lifecycle import IllegalTransition
+from n8n_a2a.core.release import Released, released
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     Artifact,
@@ -77,12 +78,13 @@ async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory
 
 
 async def test_data_and_file_parts_read_back_as_written(make_store: StoreFactory) -> None:
-    """A kept file without its bytes, one with them, one by URL, and data of every JSON kind:
+    """An upload's marker, a file with its bytes, one by URL, and data of every JSON kind:
     each reads back equal, its events too, whichever store."""
     clock = Ticking()
     store = make_store(clock=clock)
-    kept = FileContent("scan.png", "image/png", size=3)
-    user = Message("m-1", Role.USER, (Part("see"), Part.of_file(kept), Part.of_data([1, None])))
+    upload = Part.of_file(FileContent.of_bytes("scan.png", "image/png", b"abc"))
+    kept = released(upload, Released.UPLOAD)
+    user = Message("m-1", Role.USER, (Part("see"), kept, Part.of_data([1, None])))
     task = replace(new_task(clock), history=(user,))
     await store.create(task)
     working = await store.move(task.id, 0, Change(TaskState.WORKING, clock()))

@@ -45,6 +45,19 @@ def test_data_and_file_parts_name_their_kind_and_read_back_equal() -> None:
         assert part_of(json.loads(json.dumps(doc))) == part
 
 
+def test_a_file_an_older_release_kept_without_bytes_reads_back_as_its_marker() -> None:
+    # What a task kept of a caller's upload before the markers: name, type and size.
+    bare = {"kind": "file", "name": "scan.pdf", "mediaType": "application/pdf", "size": 912}
+    doc = {"messageId": "m-1", "role": "user", "parts": [{"text": "see"}, bare]}
+    [text, upload] = message_of(doc).parts
+    assert text == Part("see") and upload.file is None
+    facts = {"kind": "file", "name": "scan.pdf", "mediaType": "application/pdf", "size": 912}
+    assert upload.metadata == {"released": {**facts, "reason": "upload"}}
+    # An answer's file, cut once past a size: no longer kept either.
+    [cut] = artifact_of({"artifactId": "a-1", "name": "scan.pdf", "parts": [bare]}).parts
+    assert cut.metadata == {"released": {**facts, "reason": "budget"}}
+
+
 def test_a_message_keeps_only_the_ids_it_has() -> None:
     bare = Message("m-1", Role.USER, (Part("hi"),))
     assert message_doc(bare) == {"messageId": "m-1", "role": "user", "parts": [{"text": "hi"}]}

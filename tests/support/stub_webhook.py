@@ -7,7 +7,8 @@ outcome: `answer:X`, `escalate:X`, `ask:X` (X as a question: input required), `s
 `redirect`, `sleep:S`, `hold` (never answers), `echo-token` (or `echo-token:HOW`, HOW
 one of `escaped`, `location`, `content-type`), `huge`, `lone-surrogate`, `echo-parts`
 (the request's `data` and `files` back: `data` as `{"received": [...]}`, `files` as they
-came; the adapter needs input and output modes that allow them); compressed
+came; the adapter needs input and output modes that allow them), `file:N` (the answer
+`N bytes` and one file `big.bin`, application/octet-stream, of `payload(N)`); compressed
 whatever the adapter accepts: `gzip:X`, `deflate:X`, `raw-deflate:X` (the answer X),
 `gzip-cut` (a gzip stream without its end), `gzip-garbage`, `gzip-bomb`, `brotli`;
 streamed as n8n 2.41 writes a Webhook node's `streaming` response mode (one JSON chunk a
@@ -27,7 +28,9 @@ anything else is echoed as the answer.
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 import zlib
 from collections.abc import Callable
@@ -202,6 +205,8 @@ class StubWebhook:
             return 200, json_type, _contract(argument, escalate=False), []
         if verb == "payload":
             return 200, json_type, payloads.reply(text, request), []
+        if verb == "file":
+            return 200, json_type, _file_reply(int(argument)), []
         if verb == "escalate":
             return 200, json_type, _contract(argument, escalate=True), []
         if verb == "ask":
@@ -313,6 +318,18 @@ _WBITS = {"gzip": 31, "deflate": 15, "raw-deflate": -15}
 
 def _contract(answer: str, *, escalate: bool) -> bytes:
     return json.dumps({"answer": answer, "escalate": escalate}).encode()
+
+
+def payload(size: int) -> bytes:
+    """`size` bytes that do not compress, the same each time: a reply file's, an upload's."""
+    return hashlib.shake_256(b"n8n-a2a stub payload").digest(size)
+
+
+def _file_reply(size: int) -> bytes:
+    content = base64.b64encode(payload(size)).decode()
+    file = {"name": "big.bin", "mediaType": "application/octet-stream", "base64": content}
+    reply = {"answer": f"{size} bytes", "escalate": False, "files": [file]}
+    return json.dumps(reply).encode()
 
 
 def _echo_parts(request: dict[str, Any]) -> bytes:

@@ -13,9 +13,12 @@ import trustme
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply, Outcome, TransportFailure
 from n8n_a2a.protocol.model import FileContent, Part
-from n8n_a2a.webhook.client import MAX_REPLY_BYTES, WebhookClient, WebhookRequest
+from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
 from tests.support.adapter import make_settings
 from tests.support.stub_webhook import StubWebhook, start_stub_webhook
+
+# ADAPTER_MAX_REPLY_BYTES in the tests of the bound: the stub's "huge" reply is 2 MiB.
+MAX_REPLY_BYTES = 1024 * 1024
 
 
 def request(text: str) -> WebhookRequest:
@@ -80,9 +83,17 @@ async def test_a_redirect_is_not_followed(stub: StubWebhook) -> None:
 
 
 async def test_the_reply_is_read_up_to_the_limit(stub: StubWebhook) -> None:
-    reply = await call(stub.url, "huge")
+    reply = await call(stub.url, "huge", max_reply_bytes=MAX_REPLY_BYTES)
     assert isinstance(reply, HttpReply)
     assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
+    assert reply.read_limit == MAX_REPLY_BYTES  # for the reason to name
+
+
+async def test_a_reply_within_the_default_limit_is_read_whole(stub: StubWebhook) -> None:
+    # 2 MiB: past the 1 MiB once read, within ADAPTER_MAX_REPLY_BYTES's default.
+    reply = await call(stub.url, "huge")
+    assert isinstance(reply, HttpReply) and not reply.truncated
+    assert len(reply.body) == 2 * 1024 * 1024 + len('{"answer":""}')
 
 
 async def test_connection_refused_is_unreachable() -> None:
@@ -166,7 +177,7 @@ async def test_a_reply_compressed_anyway_is_decoded(stub: StubWebhook, verb: str
 
 
 async def test_a_gzip_bomb_is_decoded_no_further_than_the_limit(stub: StubWebhook) -> None:
-    reply = await call(stub.url, "gzip-bomb")
+    reply = await call(stub.url, "gzip-bomb", max_reply_bytes=MAX_REPLY_BYTES)
     assert isinstance(reply, HttpReply)
     assert reply.truncated and len(reply.body) == MAX_REPLY_BYTES
     assert reply.body == bytes(MAX_REPLY_BYTES)

@@ -105,7 +105,7 @@ async def test_a_cancel_mid_stream_closes_the_connection(
 async def test_a_stream_past_the_text_bound_stops_reading_and_is_off_contract(
     stub: StubWebhook,
 ) -> None:
-    reply = await call(stub, "stream-huge", [])
+    reply = await call(stub, "stream-huge", [], max_reply_bytes=1024 * 1024)
     assert isinstance(reply, StreamedReply) and reply.truncated
     assert classify(reply).outcome is Outcome.OFF_CONTRACT
 
