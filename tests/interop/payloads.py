@@ -145,6 +145,8 @@ async def start_payload_adapter(stub: StubWebhook, start_adapter: AdapterFactory
         input_modes=modes,
         output_modes=modes,
         push_allow_hosts=AllowList.parse("127.0.0.1"),
+        # Not a size bound: the call's deadline, a loaded machine's (the tests' is 5 s).
+        webhook_timeout=60.0,
     )
     return url
 
