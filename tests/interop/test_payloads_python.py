@@ -34,7 +34,6 @@ from a2a.types import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
-    TaskState,
 )
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
@@ -43,14 +42,10 @@ from tests.interop.payloads import Result
 from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
 from tests.support.push_receiver import PushReceiver, start_push_receiver
-from tests.support.sdk import SDK, SDK_VERSION
+from tests.support.sdk import SDK, SDK_VERSION, state_name
 from tests.support.stub_webhook import StubWebhook
 
 # What the client read, in the drivers' shape (tests/interop/payloads.py).
-
-
-def _state(state: TaskState) -> str:
-    return str(TaskState.Name(state)).removeprefix("TASK_STATE_").lower().replace("_", "-")
 
 
 def _shape(part: Part) -> Result:
@@ -71,7 +66,7 @@ def _artifact(artifact: Any) -> Result:
 
 def _task(task: Task) -> Result:
     return {
-        "state": _state(task.status.state),
+        "state": state_name(task.status.state),
         "artifacts": [_artifact(a) for a in task.artifacts],
         "history": [
             {"role": str(Role.Name(m.role)).removeprefix("ROLE_").lower(), "parts": _parts(m)}
@@ -97,7 +92,7 @@ async def _streamed(events: AsyncIterator[StreamResponse]) -> Result:
             update = event.artifact_update
             updates.append({"artifact": _artifact(update.artifact), "append": update.append})
         elif kind == "status_update":
-            task["state"] = _state(event.status_update.status.state)
+            task["state"] = state_name(event.status_update.status.state)
         if first is None:
             first = {"kind": kind, "state": task["state"], "artifacts": len(task["artifacts"])}
     return {**task, "artifacts": payloads.joined_updates(updates), "first": first}
@@ -129,7 +124,7 @@ async def _sent(client: Client, case: Result, *, blocking: bool = True) -> Task:
 async def _until_terminal(read: Callable[[], Awaitable[Task | None]]) -> Task:
     while True:
         task = await read()
-        if task is not None and _state(task.status.state) in payloads.TERMINAL:
+        if task is not None and state_name(task.status.state) in payloads.TERMINAL:
             return task
         await asyncio.sleep(0.05)
 
@@ -196,16 +191,18 @@ def _version(mode: SdkMode) -> str:
     return "0.3" if mode.v03 else "1.0"
 
 
-def _params(payload_set: tuple[payloads.Payload, ...], row: str) -> list[Any]:
-    """Each mode and path with cases of `payload_set`, marked with the client's mode."""
+def _params() -> list[Any]:
+    """Each mode and path with its cases, the smaller sizes and the 20 MiB ones apart, marked
+    with the client's mode."""
     return [
         pytest.param(
             mode,
             path,
             payload_set,
-            marks=pytest.mark.client(SDK, SDK_VERSION, mode.row + row),
-            id=f"{mode.id}-{path}",
+            marks=pytest.mark.client(SDK, SDK_VERSION, mode.row + " payloads"),
+            id=f"{mode.id}-{path}{suffix}",
         )
+        for payload_set, suffix in ((payloads.SMALL, ""), (payloads.LARGE, "-20MiB"))
         for mode in sdk_modes.MODES
         for path in payloads.PATHS
         if payloads.cases(payload_set, path, _version(mode))
@@ -217,7 +214,8 @@ async def receiver(nursery: trio.Nursery) -> PushReceiver:
     return await start_push_receiver(nursery)
 
 
-async def _whole(
+@pytest.mark.parametrize(("mode", "path", "payload_set"), _params())
+async def test_payloads_arrive_whole(
     stub: StubWebhook,
     start_adapter: AdapterFactory,
     receiver: PushReceiver,
@@ -235,29 +233,3 @@ async def _whole(
 
     client = (_version(mode), matrix.binding_of(mode.transport), drive)
     await payloads.check_whole(stub, adapter, receiver, tmp_path, path, payload_set, client)
-
-
-@pytest.mark.parametrize(("mode", "path", "payload_set"), _params(payloads.SMALL, " payloads"))
-async def test_payloads_arrive_whole(
-    stub: StubWebhook,
-    start_adapter: AdapterFactory,
-    receiver: PushReceiver,
-    tmp_path: Path,
-    mode: SdkMode,
-    path: str,
-    payload_set: tuple[payloads.Payload, ...],
-) -> None:
-    await _whole(stub, start_adapter, receiver, tmp_path, mode, path, payload_set)
-
-
-@pytest.mark.parametrize(("mode", "path", "payload_set"), _params(payloads.LARGE, " payloads"))
-async def test_20_mib_arrives_whole(
-    stub: StubWebhook,
-    start_adapter: AdapterFactory,
-    receiver: PushReceiver,
-    tmp_path: Path,
-    mode: SdkMode,
-    path: str,
-    payload_set: tuple[payloads.Payload, ...],
-) -> None:
-    await _whole(stub, start_adapter, receiver, tmp_path, mode, path, payload_set)
