@@ -143,7 +143,10 @@ class ChunkReader:
         """Whether the line under way, with `piece`, is past its bound (and so the problem)."""
         if len(self._pending) + len(piece) <= self.max_line_bytes:
             return False
-        self.problem = f"a line is longer than {self.max_line_bytes} bytes"
+        self.problem = (
+            f"a line is longer than {self.max_line_bytes:,} bytes (twice "
+            "ADAPTER_MAX_REPLY_BYTES and 4 KiB)"
+        )
         self._culprit = (bytes(self._pending[:_RAW_KEPT_BYTES]) or piece)[:_RAW_KEPT_BYTES]
         return True
 

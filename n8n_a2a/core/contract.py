@@ -13,7 +13,6 @@ Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a Webhook
 
 from __future__ import annotations
 
-import base64
 import binascii
 import codecs
 import enum
@@ -32,6 +31,8 @@ RAW_EXCERPT_CHARS = 2000
 _CONTRACT = '{"answer": string, "escalate": boolean}'
 _REQUIRED = frozenset({"answer", "escalate"})
 _FILE_KEYS = frozenset({"name", "mediaType"})
+# The bound a reply went past, as a reason names it: the setting and its value.
+_PAST = "ADAPTER_MAX_REPLY_BYTES ({:,} bytes), the most of a reply the adapter reads"
 
 
 class Outcome(enum.Enum):
@@ -88,8 +89,7 @@ class StreamedReply:
     """The webhook streamed its reply as n8n's JSON lines (core/chunks.py read them): the text
     of its items, or what went wrong (`problem`: the stream itself; `error`: an error
     chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
-    to show. `truncated`: the text went past its bound, `read_limit` (ADAPTER_MAX_REPLY_BYTES,
-    in UTF-8 bytes)."""
+    to show. `truncated`: the text went past its bound, `read_limit` (in UTF-8 bytes)."""
 
     status: int
     text: str
@@ -192,7 +192,7 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "does not decode: it asks for no compression and reads gzip and deflate",
         )
     if reply.truncated:
-        return _off_contract(reply, f"the reply is larger than {_read_limit(reply.read_limit)}")
+        return _off_contract(reply, "the reply is larger than " + _PAST.format(reply.read_limit))
     if not reply.body.strip():
         return Verdict(
             Outcome.SILENT,
@@ -257,7 +257,7 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
         )
     why = reply.problem
     if reply.truncated:
-        why = f"the streamed text is larger than {_read_limit(reply.read_limit)}"
+        why = "the streamed text is larger than " + _PAST.format(reply.read_limit)
     if why:
         return Verdict(
             Outcome.OFF_CONTRACT,
@@ -276,11 +276,6 @@ def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
             "before the run ended.",
         )
     return Verdict(Outcome.ANSWERED, reply.text)
-
-
-def _read_limit(limit: int) -> str:
-    """The bound a reply went past, as a reason names it: the setting and its value."""
-    return f"ADAPTER_MAX_REPLY_BYTES ({limit:,} bytes), the most of a reply the adapter reads"
 
 
 def _quoted(text: str, token: str | None) -> str:
@@ -318,7 +313,8 @@ def _reply_file(entry: object, modes: Modes) -> FileContent | str:
     if "url" in entry:
         return FileContent(name, media, url=source) if source else "has an empty url"
     try:
-        return FileContent.of_bytes(name, media, base64.b64decode(source, validate=True))
+        # From the text itself: b64decode would copy it to bytes and match a pattern first.
+        return FileContent.of_bytes(name, media, binascii.a2b_base64(source, strict_mode=True))
     except (binascii.Error, ValueError):
         return "has a base64 that is not base64"
 

@@ -1,7 +1,8 @@
 """Text a task may carry: free of the caller's token, encodable, and cut to a length.
 
-Pure: no I/O. core/contract.py judges a reply and then makes its text safe with these; the
-task table cuts what it keeps with `cut`.
+Pure: no I/O. core/contract.py judges a reply and then makes its text safe with these,
+and cuts the excerpt of a reply off contract it quotes with `cut`; what a task keeps of a
+caller's message or a workflow's answer is never cut (core/retention.py).
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def ended(task: Task, verdict: Verdict, now: datetime, answer_id: str | None = N
     """The change a verdict makes to `task`'s turn: the state it earns, the agent's message
     (and the artifacts, when completed: the data and files, then the answer), and the
     outcome in the task's metadata. All of it whole: the verdict's text and parts are as
-    the workflow answered them (made valid Unicode, "repaired", by outcome.classify).
+    the workflow answered them (made valid Unicode, "repaired", by contract.classify).
     `answer_id`: the id the answer's streamed chunks carried, so that the whole answer
     replaces what they appended."""
     text = verdict.text

@@ -94,7 +94,11 @@ def test_the_text_past_its_bound_stops_the_stream_truncated() -> None:
 def test_a_line_past_its_bound_is_refused_before_it_ends() -> None:
     reader = ChunkReader(BOUND)
     reader.feed(b'{"type":"item","content":"' + b"x" * MAX_LINE_BYTES)
-    assert reader.stopped and "longer than" in reader.problem
+    assert reader.stopped
+    # Named by the setting it follows: 2 x 1 MiB + 4 KiB.
+    assert reader.problem == (
+        "a line is longer than 2,101,248 bytes (twice ADAPTER_MAX_REPLY_BYTES and 4 KiB)"
+    )
 
 
 def test_a_whole_line_past_its_bound_is_refused_too() -> None:

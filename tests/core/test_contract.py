@@ -427,6 +427,16 @@ def test_an_escalation_or_a_question_carries_no_parts() -> None:
             {"files": [{"name": "a", "mediaType": "text/csv", "base64": "not base64!"}]},
             "files[0] has a base64 that is not base64",
         ),
+        # Strict standard base64: nothing after its padding, the padding whole, no
+        # URL-safe letters, nothing past ASCII, no line breaks.
+        *(
+            (
+                PARTS,
+                {"files": [{"name": "a", "mediaType": "text/csv", "base64": wrong}]},
+                "files[0] has a base64 that is not base64",
+            )
+            for wrong in ("YQ==YQ==", "YQ", "Y-Q_", "YQ\u00e9=", "YQ==\n")
+        ),
         (PARTS, {"files": [{"name": "a", "mediaType": "text/csv", "url": ""}]}, "an empty url"),
     ],
 )

@@ -6,7 +6,8 @@ adapter in this process, drives one scenario, and prints one JSON object: the pe
 
 - `tasks`: 1 MB messages, each echoed back as a 1 MB answer, into the task table; then
   four ListTasks of pageSize 100 at once over those tasks.
-- `gzip`: gzip replies of about 1 MB that would decode to 1 GiB each, several at once.
+- `gzip`: gzip replies of about 1 MB that would decode to 1 GiB each, several at once,
+  read to an ADAPTER_MAX_REPLY_BYTES of 1 MiB.
 - `push`: push configs with a 1,000,000-character scheme (refused), then tasks with
   ADAPTER_PUSH_MAX_CONFIGS configs each, every field at its bound; and their list.
 """
@@ -40,6 +41,8 @@ BOMBS = 16
 PUSH_TASKS = 200
 PUSH_CONFIGS = 8  # ADAPTER_PUSH_MAX_CONFIGS's default
 V1 = {"A2A-Version": "1.0"}
+#: The settings a scenario runs with beside the probe's own.
+SETTINGS: dict[str, dict[str, Any]] = {"gzip": {"max_reply_bytes": 1024 * 1024}}
 
 Report = dict[str, Any]
 
@@ -160,6 +163,7 @@ async def run(scenario: str) -> Report:
             public_url=url,
             webhook_timeout=30.0,
             push_allow_hosts=AllowList.parse("127.0.0.1"),
+            **SETTINGS.get(scenario, {}),
         )
         stop = trio.Event()
         await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))

@@ -67,8 +67,9 @@ async def test_a_file_name_with_crlf_stays_out_of_headers_and_log_lines(
         reply = await http.post(adapter, json=send(parts), headers=V1)
         task = reply.json()["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-        # Kept as the caller wrote it, where JSON carries it: the message and the artifact.
-        assert task["history"][0]["parts"][1]["filename"] == EVIL_NAME
+        # Kept as the caller wrote it, where JSON carries it: the upload's marker in the
+        # history, and the artifact.
+        assert task["history"][0]["parts"][1]["metadata"]["released"]["name"] == EVIL_NAME
         assert EVIL_NAME in [a["parts"][0].get("filename") for a in task["artifacts"]]
         listed = await http.post(adapter, json=call("ListTasks", includeArtifacts=True), headers=V1)
     [received] = stub.received

@@ -1,6 +1,6 @@
-"""Large answers and files at the default bounds: whole, by digest, on the blocking send
-and on GetTask; a caller's large upload reaches the workflow whole and stays in the
-history as its marker."""
+"""Large answers and files at the default bounds: whole, by digest, on the blocking send,
+on GetTask and on a stream (both versions); a caller's large upload reaches the workflow
+whole and stays in the history as its marker."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.adapter import AdapterFactory
 from tests.support.jsonrpc import V1, call
+from tests.support.sse import open_stream, results, streaming
 from tests.support.stub_webhook import StubWebhook, payload
 
 MIB = 1024 * 1024
@@ -100,3 +101,24 @@ async def test_a_20_mib_upload_reaches_the_workflow_whole_and_stays_as_its_marke
     [file] = received.json["files"]
     assert (file["name"], file["mediaType"]) == ("scan.bin", "application/octet-stream")
     assert digest(base64.b64decode(file["base64"])) == digest(content)
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+async def test_a_20_mib_reply_file_is_whole_on_a_stream(adapter: str, version: str) -> None:
+    size = 20 * MIB
+    document = streaming(send({"text": f"file:{size}"}))
+    if version == "0.3":
+        text = {"kind": "text", "text": f"file:{size}"}
+        message = {"kind": "message", "messageId": "m-whole", "role": "user", "parts": [text]}
+        document = {**document, "method": "message/stream", "params": {"message": message}}
+    async with open_stream(adapter, document, {"A2A-Version": version}) as stream:
+        events = results(await stream.rest())
+    if version == "1.0":
+        updates = [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+        raw = [u["artifact"]["parts"][0].get("raw") for u in updates]
+    else:
+        updates = [e for e in events if e["kind"] == "artifact-update"]
+        raw = [u["artifact"]["parts"][0].get("file", {}).get("bytes") for u in updates]
+    # The file's artifact, then the answer's.
+    assert raw[1:] == [None]
+    assert digest(base64.b64decode(raw[0])) == digest(payload(size))

@@ -157,6 +157,9 @@ def test_any_type_accepts_every_file() -> None:
     [
         (V1, {"raw": "not base64!", "mediaType": "image/png"}, "parts[0].raw must be base64"),
         (V1, {"raw": 5, "mediaType": "image/png"}, "parts[0].raw must be base64"),
+        (V1, {"raw": "YQ==YQ==", "mediaType": "image/png"}, "parts[0].raw must be base64"),
+        (V1, {"raw": "=YQ", "mediaType": "image/png"}, "parts[0].raw must be base64"),
+        (V1, {"raw": "YQé", "mediaType": "image/png"}, "parts[0].raw must be base64"),
         (V1, {"raw": "AA==", "mediaType": "image"}, "parts[0].mediaType must be a media type"),
         (V1, {"raw": "AA==", "mediaType": "image/*"}, "parts[0].mediaType"),
         (V1, {"url": "nowhere", "mediaType": "image/png"}, "parts[0].url must be an absolute URL"),
