@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from figures import Sample
+from file_trip import round_trips
 from loads import Load, errors_of, inflight, rate, wrk
 from procs import cpu_seconds_of, rss_kib, settle
 from settings import SLOW_MARKER, Settings
@@ -44,6 +45,7 @@ def measure(
                 stub_port, load.path, settings.streamed_replies, settings.client_core
             )
         )
+        direct.update(round_trips(stub_port, settings.file_trips, None, direct=True))
         return direct
     load = Load(
         0,
@@ -73,6 +75,7 @@ def measure(
         settle(process.pid, settings.inflight_timeout_s)
         if streams(load, say):
             sample.update(_at_concurrency("stream", load, settings, process.pid, stream=True))
+        sample.update(_file_trips(port, settings, process.pid, say))
     sample.update(_streamed(target, settings, webhook_url, logs, store_url, say))
     return sample
 
@@ -98,6 +101,14 @@ def _streamed(
     except RuntimeError as error:  # an n8n-a2a from before ADAPTER_WEBHOOK_STREAMING
         say(f"      no streamed reply measured: {error}")
         return {}
+
+
+def _file_trips(port: int, settings: Settings, pid: int, say: Callable[[str], None]) -> Sample:
+    """A 5 MiB file's round trips (file_trip.py), last: they leave the most garbage."""
+    sample = round_trips(port, settings.file_trips, pid)
+    if sample["file_ms"] is None:  # such as an n8n-a2a from before whole replies
+        say("      no file round trip measured: the file did not come back whole")
+    return sample
 
 
 def cross_replica_events(port: int, other: int, count: int) -> Sample:

@@ -4,13 +4,15 @@ Starlette on uvicorn, the SDK's JSON-RPC and HTTP+JSON routes, its DefaultReques
 (its v2) with InMemoryTaskStore, and an AgentExecutor that POSTs each message to the
 webhook with httpx (one shared client, configured like n8n-a2a's: no connection limit,
 64 kept alive, 60 s timeout) and completes the task with the answer as artifact
-`answer`. What a developer would write following the SDK's own samples; used only by
-bench.py.
+`answer`; a message's files go to the webhook as the contract's `files` (base64), and
+the files the webhook answers come back as an artifact each, as n8n-a2a does. What a
+developer would write following the SDK's own samples; used only by bench.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 
 import httpx
@@ -35,7 +37,8 @@ from starlette.applications import (  # type: ignore[import-not-found, unused-ig
 
 
 class WebhookExecutor(AgentExecutor):
-    """One webhook POST per message; the reply's `answer` completes the task."""
+    """One webhook POST per message (its files beside the text); the reply's files become
+    artifacts, and its `answer` completes the task."""
 
     def __init__(self, webhook_url: str, client: httpx.AsyncClient) -> None:
         self._url = webhook_url
@@ -47,18 +50,32 @@ class WebhookExecutor(AgentExecutor):
         task = context.current_task or new_task_from_user_message(message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
-        reply = await self._client.post(
-            self._url,
-            json={
-                "text": context.get_user_input(),
-                "taskId": task.id,
-                "contextId": task.context_id,
-                "messageId": message.message_id,
-                "skillId": "bench",
-            },
-        )
+        document: dict[str, object] = {
+            "text": context.get_user_input(),
+            "taskId": task.id,
+            "contextId": task.context_id,
+            "messageId": message.message_id,
+            "skillId": "bench",
+        }
+        files = [
+            {
+                "name": part.filename,
+                "mediaType": part.media_type,
+                "base64": base64.b64encode(part.raw).decode(),
+            }
+            for part in message.parts
+            if part.HasField("raw")
+        ]
+        if files:
+            document["files"] = files
+        reply = await self._client.post(self._url, json=document)
         reply.raise_for_status()
-        answer = str(json.loads(reply.content)["answer"])
+        answered = json.loads(reply.content)
+        for file in answered.get("files", []):
+            raw = base64.b64decode(file["base64"])
+            part = Part(raw=raw, media_type=file["mediaType"], filename=file["name"])
+            await updater.add_artifact([part], name=file["name"])
+        answer = str(answered["answer"])
         await updater.add_artifact([Part(text=answer)], name="answer")
         await updater.complete(
             new_text_message(answer, context_id=task.context_id, task_id=task.id)
@@ -80,8 +97,8 @@ def agent_card(url: str) -> AgentCard:
             AgentInterface(url=url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
+        default_input_modes=["text/plain", "application/octet-stream"],
+        default_output_modes=["text/plain", "application/octet-stream"],
         skills=[
             AgentSkill(
                 id="bench", name="Bench", description="Answers ok.", tags=["bench"], examples=[]

@@ -26,6 +26,7 @@ class Settings:
     inflight_timeout_s: float = 20.0
     events: int = 100  # cross-replica event probes (PostgreSQL store)
     streamed_replies: int = 10  # streamed replies of 50 items, over SSE and blocking each
+    file_trips: int = 10  # round trips of a 5 MiB file (file_trip.py), one after another
     delay_s: float = 0.0
     slow_s: float = 2.0
     server_core: str = "0"
@@ -44,4 +45,5 @@ SMOKE = Settings(
     slow_s=0.5,
     events=10,
     streamed_replies=1,
+    file_trips=1,
 )

@@ -8,8 +8,9 @@ servers in front of it. A body containing STREAM_MARKER is answered as n8n's Web
 answers in its `streaming` response mode, a chunked reply of JSON lines: `begin`, then
 STREAM_ITEMS `item` lines STREAM_SPACING seconds apart, then `end`. Each item's content is
 `@<time.monotonic_ns() as it was written>;`, so a client on the same machine reads how
-long each took to reach it. It must cost far less than any target: it shares a core
-with the load client.
+long each took to reach it. A body containing FILE_MARKER is answered with the files it
+carries (the contract's `files`) as the reply's files: a file's round trip. It must cost
+far less than any target: it shares a core with the load client.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import cast
 SLOW_MARKER = b"bench-slow"
 #: A message text containing this makes the stub stream its reply, as n8n does.
 STREAM_MARKER = b"bench-stream"
+#: A message text containing this makes the stub answer the files it got as its own.
+FILE_MARKER = b"bench-file"
 STREAM_ITEMS = 50
 STREAM_SPACING = 0.010
 ANSWER = b'{"answer":"ok","escalate":false}'
@@ -42,7 +45,11 @@ class _Webhook(asyncio.Protocol):
     def __init__(self, delay: float, slow: float) -> None:
         self._delay = delay
         self._slow = slow
-        self._buffer = b""
+        # A bytearray, and the length of the request it holds once its head is read: a body
+        # of several MiB arrives in many pieces, each added in place, no search repeated.
+        self._buffer = bytearray()
+        self._head = 0
+        self._whole: int | None = None
         self._transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -52,17 +59,21 @@ class _Webhook(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._buffer += data
         while True:
-            end = self._buffer.find(b"\r\n\r\n")
-            if end < 0:
+            if self._whole is None:
+                end = self._buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                self._head = end + 4
+                self._whole = self._head + _content_length(bytes(self._buffer[:end]))
+            if len(self._buffer) < self._whole:
                 return
-            length = _content_length(self._buffer[:end])
-            whole = end + 4 + length
-            if len(self._buffer) < whole:
-                return
-            body = self._buffer[end + 4 : whole]
-            self._buffer = self._buffer[whole:]
+            body = bytes(self._buffer[self._head : self._whole])
+            del self._buffer[: self._whole]
+            self._whole = None
             if STREAM_MARKER in body:
                 self._stream()
+            elif FILE_MARKER in body and self._transport is not None:
+                self._transport.write(_files_back(body))
             else:
                 self._answer(self._slow if SLOW_MARKER in body else self._delay)
 
@@ -112,6 +123,14 @@ def _write_item(transport: asyncio.Transport, index: int) -> None:
         asyncio.get_running_loop().call_later(STREAM_SPACING, _write_item, transport, index + 1)
     else:
         transport.write(_chunk("end") + b"0\r\n\r\n")
+
+
+def _files_back(body: bytes) -> bytes:
+    """The response whose reply files are the request's files."""
+    files = json.loads(body).get("files", [])
+    answer = json.dumps({"answer": "ok", "escalate": False, "files": files}).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return head % len(answer) + answer
 
 
 def _write(transport: asyncio.Transport) -> None:

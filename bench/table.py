@@ -40,6 +40,8 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("chunk_block_p50_ms", "chunk block p50 ms", "{:.1f}"),
     ("chunk_block_p99_ms", "chunk block p99 ms", "{:.1f}"),
     ("chunk_block_cpu_ms", "cpu/chunk block ms", "{:.3f}"),
+    ("file_ms", "file 5 MiB ms", "{:.0f}"),
+    ("file_cpu_ms", "cpu/file 5 MiB ms", "{:.0f}"),
 ]
 
 

@@ -69,6 +69,9 @@ def server_command(
         ADAPTER_LOG_FORMAT="json",
         # wrk's connections are all one anonymous caller: let it hold a stream on each.
         ADAPTER_MAX_STREAMS_PER_CALLER="1024",
+        # The file round trip's type, both ways (file_trip.py); the size bounds stay.
+        ADAPTER_INPUT_MODES="text/plain,application/octet-stream",
+        ADAPTER_OUTPUT_MODES="text/plain,application/octet-stream",
     )
     if store_url is not None:
         environment["ADAPTER_STORE_URL"] = store_url

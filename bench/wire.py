@@ -83,7 +83,7 @@ def http_post(
         if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
             while not _chunks_ended(reply) and (chunk := connection.recv(65536)):
                 reply += chunk
-            return fields, _dechunked(reply)
+            return fields, dechunked(reply)
         length = int(fields.get(b"content-length", b"0"))
         while len(reply) < length and (chunk := connection.recv(65536)):
             reply += chunk
@@ -94,7 +94,7 @@ def _chunks_ended(data: bytes) -> bool:
     return data.startswith(b"0\r\n\r\n") or b"\r\n0\r\n\r\n" in data
 
 
-def _dechunked(data: bytes) -> bytes:
+def dechunked(data: bytes) -> bytes:
     """The body a chunked transfer carried (no chunk extensions, no trailers: ours send none)."""
     body = b""
     while True:

@@ -139,7 +139,7 @@ def node_client() -> Path:
     major = node_version()[0]
     if major < 20:
         pytest.fail(f"@a2a-js/sdk needs Node 20 or later; node is {major}")
-    return installs.npm_project("a2a-js-sdk", JS_DIR, "drive.mjs", major)
+    return installs.npm_project("a2a-js-sdk", JS_DIR, ("drive.mjs", "payloads.mjs"), major)
 
 
 #: The JavaScript client's modes (drive.mjs's third argument) -> the wire version the SDK

@@ -9,6 +9,7 @@ card says `capabilities.streaming: true`; told `streaming=False` it sends `messa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,8 @@ async def test_a_part_the_modes_do_not_take_is_refused(
 
 @pytest.mark.not_a_client
 def test_the_driver_type_checks_against_its_own_sdk(python: Path) -> None:
-    """mypy --strict on drive.py with the 0.3 venv's packages, not the project's a2a-sdk 1.x."""
+    """mypy --strict on drive.py (and the scenario modules beside it) with the 0.3 venv's
+    packages, not the project's a2a-sdk 1.x."""
     checked = subprocess.run(
         [
             sys.executable,
@@ -122,6 +124,9 @@ def test_the_driver_type_checks_against_its_own_sdk(python: Path) -> None:
             str(python),
             str(DRIVER),
         ],
+        # drive.py imports its scenario modules as Python does, from its own folder; mypy
+        # follows it there and checks them too.
+        env={**os.environ, "MYPYPATH": str(matrix.PY03_DIR)},
         capture_output=True,
         text=True,
         check=False,

@@ -129,7 +129,7 @@ def js_client() -> Path:
     of its own, so that a run of another checkout sharing the cache keeps it."""
     matrix.node_client()
     major = matrix.node_version()[0]
-    return installs.npm_project("a2a-js-sdk", matrix.JS_DIR, "verify_card.mjs", major)
+    return installs.npm_project("a2a-js-sdk", matrix.JS_DIR, ("verify_card.mjs",), major)
 
 
 async def js_verdicts(client_dir: Path, base_url: str, public_key: Path) -> dict[str, Any]:

@@ -36,20 +36,16 @@ from a2a.types import (
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
-    TaskState,
     TaskStatus,
 )
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
 from tests.interop import matrix, sdk_modes
 from tests.interop.sdk_modes import SdkMode
+from tests.support.sdk import state_name
 from tests.support.stub_webhook import StubWebhook
 
 # The common shape, from the SDK's protobuf objects.
-
-
-def _state(state: TaskState) -> str:
-    return str(TaskState.Name(state)).removeprefix("TASK_STATE_").lower().replace("_", "-")
 
 
 def _role(role: Role) -> str:
@@ -68,7 +64,7 @@ def _outcome_of(holder: Task | Message) -> str | None:
 def _status(status: TaskStatus) -> matrix.Result:
     message = status.message if status.HasField("message") else None
     return {
-        "state": _state(status.state),
+        "state": state_name(status.state),
         "statusRole": _role(message.role) if message else None,
         "statusText": "\n".join(_texts(list(message.parts))) if message else None,
     }
@@ -269,7 +265,7 @@ async def _streamed_parts(client: Client) -> matrix.Result:
             if event.HasField("artifact_update"):
                 artifacts.append(_artifact(event.artifact_update.artifact))
             elif event.HasField("status_update"):
-                state = _state(event.status_update.status.state)
+                state = state_name(event.status_update.status.state)
     except Exception as error:
         return {"error": _error(error)}
     return {"artifacts": artifacts, "state": state}

@@ -53,7 +53,7 @@ def node_major() -> int:
 
 def installed() -> Path:
     """A directory with oidc-provider in node_modules (npm ci of the pins) and provider.mjs."""
-    return installs.npm_project("oidc-provider", PROJECT, "provider.mjs", node_major())
+    return installs.npm_project("oidc-provider", PROJECT, ("provider.mjs",), node_major())
 
 
 class _Lines:

@@ -69,9 +69,9 @@ def prepared(name: str, fingerprint: str, build: Callable[[Path], None]) -> Path
 NPM_PINS = ("package.json", "package-lock.json", ".npmrc")
 
 
-def npm_project(name: str, source: Path, script: str, node_major: int) -> Path:
-    """The cached `npm ci` of the project in `source`, with `source/script` beside its
-    node_modules (so that its imports resolve there)."""
+def npm_project(name: str, source: Path, scripts: tuple[str, ...], node_major: int) -> Path:
+    """The cached `npm ci` of the project in `source`, with its `scripts` beside its
+    node_modules (so that their imports resolve there)."""
     pins = [source / pin for pin in NPM_PINS]
 
     def build(target: Path) -> None:
@@ -83,7 +83,8 @@ def npm_project(name: str, source: Path, script: str, node_major: int) -> Path:
     made_of = fingerprint(*(pin.read_bytes() for pin in pins), str(node_major).encode())
     target = prepared(name, made_of, build)
     # Copied on every use (atomically: parallel runs share the cache) so edits take effect.
-    staged = target / f".{script}-{os.getpid()}"
-    shutil.copy(source / script, staged)
-    staged.replace(target / script)
+    for script in scripts:
+        staged = target / f".{script}-{os.getpid()}"
+        shutil.copy(source / script, staged)
+        staged.replace(target / script)
     return target

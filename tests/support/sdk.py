@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 from a2a.compat.v0_3.versions import is_legacy_version
-from a2a.types import AgentCard
+from a2a.types import AgentCard, TaskState
 
 #: The client's name in the conformance table, and its version: the one installed.
 SDK = "a2a-sdk (Python)"
@@ -20,3 +20,8 @@ def only_v03(card: AgentCard) -> AgentCard:
     del legacy.supported_interfaces[:]
     legacy.supported_interfaces.extend(keep)
     return legacy
+
+
+def state_name(state: TaskState) -> str:
+    """A task state as v0.3 names it (`input-required`), the client matrix's common shape."""
+    return str(TaskState.Name(state)).removeprefix("TASK_STATE_").lower().replace("_", "-")

@@ -20,6 +20,9 @@ fast as they can be written), `stream-broken` (an item, then the connection drop
 `stream-error` (an item, then a node's error chunk), `stream-unended` (a begin without
 its end), `stream-garbage` (a line that is not JSON), `stream-unknown` (a chunk type n8n
 does not write), `stream-huge` (items past 1 MiB of text);
+payloads of real size (tests/support/payloads.py): `payload:answer:N`, `payload:file:N`,
+`payload:upload`, and `payload-held:...`, the same reply held halfway through its body
+until `release_payload()` lets it go on (one release a held reply, in order);
 anything else is echoed as the answer.
 """
 
@@ -36,6 +39,7 @@ from typing import Any
 
 import trio
 
+from tests.support import payloads
 from tests.support.asgi import handled_lifespan, lower_headers, read_body, serve_on_loopback
 
 Scope = dict[str, Any]
@@ -61,6 +65,9 @@ class StubWebhook:
     released: int = 0
     #: Streams that have written all they were asked to.
     streamed: int = 0
+    #: Payload replies held halfway (counted in `held` too), and let go on so far.
+    payloads_held: int = 0
+    payloads_released: int = 0
     _streams_go: trio.Event = field(default_factory=trio.Event)
     _changed: trio.Event = field(default_factory=trio.Event)
 
@@ -87,6 +94,11 @@ class StubWebhook:
         """Let every `stream-held` reply, now and later, write its rest."""
         self._streams_go.set()
 
+    def release_payload(self) -> None:
+        """Let the next held payload reply (`payload-held:...`) write the rest of its body."""
+        self.payloads_released += 1
+        self._note()
+
     async def wait_released(self, count: int = 1) -> None:
         """Until the adapter has closed `count` held connections."""
         await self._wait_until(lambda: self.released >= count)
@@ -108,6 +120,9 @@ class StubWebhook:
             return
         if text.startswith("stream"):
             await self._stream(text, receive, send)
+            return
+        if text.startswith("payload-held:"):
+            await self._held_payload(payloads.reply(text, request), send)
             return
         status, content_type, reply, extra = await self._reply(text, headers, request)
         response_headers = [(b"content-type", content_type.encode()), *extra]
@@ -140,6 +155,20 @@ class StubWebhook:
         await send({"type": "http.response.body", "body": b""})
         self.streamed += 1
         self._note()
+
+    async def _held_payload(self, reply: bytes, send: Any) -> None:
+        """Write half the reply's body, then the rest once released: the adapter has
+        begun reading the answer when the test goes on."""
+        start = [(b"content-type", b"application/json; charset=utf-8")]
+        await send({"type": "http.response.start", "status": 200, "headers": start})
+        half = len(reply) // 2
+        await send({"type": "http.response.body", "body": reply[:half], "more_body": True})
+        self.held += 1
+        self.payloads_held += 1
+        number = self.payloads_held
+        self._note()
+        await self._wait_until(lambda: self.payloads_released >= number)
+        await send({"type": "http.response.body", "body": reply[half:]})
 
     async def _held_until_released(self, receive: Any) -> bool:
         """Wait for `release_streams()`; False if the adapter closed the connection first."""
@@ -174,6 +203,8 @@ class StubWebhook:
         verb, _, argument = text.partition(":")
         if verb == "answer":
             return 200, json_type, _contract(argument, escalate=False), []
+        if verb == "payload":
+            return 200, json_type, payloads.reply(text, request), []
         if verb == "file":
             return 200, json_type, _file_reply(int(argument)), []
         if verb == "escalate":

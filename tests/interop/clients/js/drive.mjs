@@ -10,6 +10,7 @@
 //   node drive.mjs BASE_URL TOKEN MODE isolation OTHER_TOKEN REFRESHED_TOKEN ANSWER_TEXT HOLD_TEXT
 //   node drive.mjs BASE_URL TOKEN MODE push TEXT PUSH_TOKEN OK_URL FLAKY_URL DEAD_URL REFUSED_URL...
 //   node drive.mjs BASE_URL TOKEN MODE parts SENT_JSON
+//   node drive.mjs BASE_URL TOKEN MODE payloads CASES_JSON   (payloads.mjs)
 //
 // MODE: "v1.0" (the SDK's defaults), "legacyCompat" (legacyCompat on the transport
 // factory and the card resolver), "legacyCompat-v0.3" (the same, with the card cut to
@@ -32,6 +33,8 @@ import {
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
 import { toJsonRpcError } from "@a2a-js/sdk/errors";
+
+import { payloads } from "./payloads.mjs";
 
 // The SDK's enums are protobuf numbers; the drivers report v0.3 names.
 const STATES = [
@@ -317,7 +320,9 @@ async function parts(client, [sentJson]) {
   return { sent, streamed: { artifacts, state } };
 }
 
-const SCENARIOS = { conversation, cancel, stream: streamed, subscribe, isolation, push, parts };
+const SCENARIOS = {
+  conversation, cancel, stream: streamed, subscribe, isolation, push, parts, payloads,
+};
 
 async function main() {
   const [baseUrl, token, mode, scenario, ...args] = process.argv.slice(2);

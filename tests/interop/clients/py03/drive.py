@@ -8,6 +8,7 @@ the project's, since a2a-sdk 0.3 and 1.x cannot share one. Usage:
     python drive.py BASE_URL TOKEN stream TEXT...
     python drive.py BASE_URL TOKEN subscribe HOLD_TEXT
     python drive.py BASE_URL TOKEN parts SENT_JSON
+    python drive.py BASE_URL TOKEN payloads CASES_JSON   (drive_payloads.py)
 
 `conversation` and `cancel` use a client configured with `streaming=False`
 (message/send); `stream` and `subscribe` the client's defaults, which stream
@@ -28,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib.metadata import version
 from typing import Any
 
+import drive_payloads
 import httpx
 from a2a.client import A2ACardResolver, BaseClient, ClientConfig, ClientFactory
 from a2a.client.client import ClientEvent
@@ -289,7 +291,8 @@ def _client(config: ClientConfig, card: Any) -> BaseClient:
 
 async def main(base_url: str, token: str, scenario: str, texts: list[str]) -> JSON:
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+    # A large payload's call takes longer than a small one's on a loaded machine.
+    async with httpx.AsyncClient(headers=headers, timeout=60) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
         # The defaults stream, because the card says it can; the other client is told not to.
         streaming = _client(ClientConfig(httpx_client=http), card)
@@ -307,6 +310,8 @@ async def main(base_url: str, token: str, scenario: str, texts: list[str]) -> JS
             result |= await cancel(polling, *texts)
         elif scenario == "parts":
             result |= await parts(polling, streaming, json.loads(texts[0]))
+        elif scenario == "payloads":
+            result |= await drive_payloads.run(polling, streaming, json.loads(texts[0]))
         elif scenario == "stream":
             result |= await stream(streaming, texts)
         else:
