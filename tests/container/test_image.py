@@ -10,6 +10,7 @@ adapter, the stub webhook, PostgreSQL and the issuer all on 127.0.0.1). The figu
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 import uuid
@@ -251,12 +252,20 @@ async def test_the_shared_store_keeps_the_task_in_postgresql(
     database = postgres.create_database()
     # The schema is the adapter's to make: from inside the image, with its psycopg.
     running = await launch(ADAPTER_STORE_URL=database)
+    # The card is served before the store is ready (its schema made, its pool open): a send
+    # meanwhile is -32000 "not ready", as Kubernetes' readiness probe keeps traffic away.
+    async with httpx.AsyncClient() as client:
+        with trio.fail_after(STARTUP_SECONDS):
+            for _ in itertools.count():
+                ready = await client.get(f"http://127.0.0.1:{running.port}/readyz")
+                if not ready.is_error:
+                    break
+                await trio.sleep(0.1)
+    assert ready.status_code == 200, ready.text
     answer = await rpc(running.url, send_v1("answer:kept"), V1)
+    assert "result" in answer, answer
     task = answer["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", answer
-    async with httpx.AsyncClient() as client:
-        ready = await client.get(f"http://127.0.0.1:{running.port}/readyz")
-    assert ready.status_code == 200, ready.text
     with psycopg.connect(database) as connection:
         found = connection.execute("SELECT state FROM a2a_tasks WHERE id = %s", (task["id"],))
         assert found.fetchone() is not None, "the task is not in PostgreSQL"
