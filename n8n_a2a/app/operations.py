@@ -29,8 +29,8 @@ async def perform(
 ) -> object:
     """The operation's encoded result; A2AError for one refused. Under the memory budget:
     `held`, a send's request bytes, for its call to give back; `delivery`, where a
-    GetTask holds the task's payload bytes while its answer is made and sent (AtCapacity
-    when there is no room within the wait: a read, retryable)."""
+    GetTask or a ListTasks holds its tasks' payload bytes while its answer is made and
+    sent (AtCapacity when there is no room within the wait: a read, retryable)."""
     executor = edge.executor
     match operation:
         case SendMessage():
@@ -47,7 +47,10 @@ async def perform(
             traces.active.annotate("a2a.task_id", task_id)
             return codec.encode_task(await executor.cancel(task_id, caller))
         case ListTasks():
-            return codec.encode_page(await executor.list(operation, caller))
+            page = await executor.list(operation, caller)
+            if delivery is not None:
+                await delivery.grow(sum(map(task_payload_bytes, page.tasks)))
+            return codec.encode_page(page)
         case CreatePushConfig() | GetPushConfig() | ListPushConfigs() | DeletePushConfig():
             # A task the caller may not see is unknown here too, as GetTask answers.
             await executor.get(operation.task_id, caller)

@@ -75,3 +75,23 @@ async def test_a_get_task_holds_what_its_answer_carries_under_the_memory_budget(
         held.give_back()
         delivery.give_back()
     assert budget.held == 0
+
+
+async def test_a_task_list_holds_what_its_page_carries_under_the_memory_budget() -> None:
+    budget = MemoryBudget(64 * 1024, wait=0.0)
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        edge = edge_of(executor)
+        for n in range(3):
+            long = SendMessage(Message(f"m-{n}", Role.USER, (Part("x" * 5000),)), blocking=True)
+            await perform(edge, V1, long, Caller())
+        delivery = budget.reservation()
+        listed = ListTasks(include_artifacts=True)
+        page = await perform(edge, V1, listed, Caller(), delivery=delivery)
+        assert isinstance(page, dict) and len(page["tasks"]) == 3
+        assert delivery.size >= 3 * 5000  # each task's text at least
+        held = await budget.reserve(64 * 1024 - delivery.size)
+        with pytest.raises(AtCapacity):
+            await perform(edge, V1, listed, Caller(), delivery=delivery)
+        held.give_back()
+        delivery.give_back()
+    assert budget.held == 0
