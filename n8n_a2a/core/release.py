@@ -89,20 +89,18 @@ def released(part: Part, why: Released) -> Part:
     return Part(f"[{shown} {_WHY[why]}.]", {**(part.metadata or {}), MARK: facts})
 
 
-def released_task(task: Task) -> tuple[Task, int]:
+def released_task(task: Task) -> Task:
     """The finished task with each part of RELEASE_AT bytes or more released (its artifacts,
-    its status message, its history), and the payload bytes that freed. The task's
-    metadata says where: "released": ["artifacts", "history", "status"]."""
-    freed = 0
+    its status message, its history); the task itself when none is. The task's metadata
+    says where: "released": ["artifacts", "history", "status"]. What that freed is
+    `task_payload_bytes` before less after (a payload shown twice is freed once)."""
     places: set[str] = set()
 
     def parts_of(where: str, parts: tuple[Part, ...]) -> tuple[Part, ...]:
-        nonlocal freed
         kept = []
         for part in parts:
-            size = payload_bytes(part)
-            if size >= RELEASE_AT:
-                part, freed = released(part, Released.BUDGET), freed + size
+            if payload_bytes(part) >= RELEASE_AT:
+                part = released(part, Released.BUDGET)
                 places.add(where)
             kept.append(part)
         return tuple(kept)
@@ -118,11 +116,10 @@ def released_task(task: Task) -> tuple[Task, int]:
     status = task.status
     if status.message is not None:
         status = replace(status, message=message_of("status", status.message))
-    if not freed:
-        return task, 0
+    if not places:
+        return task
     metadata = {**task.metadata, MARK: sorted({*task.metadata.get(MARK, ()), *places})}
-    changed = replace(task, artifacts=artifacts, history=history, status=status)
-    return replace(changed, metadata=metadata), freed
+    return replace(task, artifacts=artifacts, history=history, status=status, metadata=metadata)
 
 
 def _json(value: Any) -> str:

@@ -99,7 +99,7 @@ class MemoryTaskStore:
         task = self._tasks.get(task_id)
         if task is None or task_id not in self._finished:
             return 0
-        released = self._tasks[task_id] = released_task(task)[0]
+        released = self._tasks[task_id] = released_task(task)
         return task_payload_bytes(task) - task_payload_bytes(released)
 
     async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
