@@ -130,8 +130,7 @@ async def held_for(operation: Operation) -> Reservation | None:
 def message_values(message: Message) -> int:
     """The JSON values a message holds as Python objects for as long as its send runs or
     waits: its metadata's, and each part's metadata and data."""
-    values = [message.metadata, *([part.metadata, part.data] for part in message.parts)]
-    return values_in(values)
+    return values_in(message.json_values())
 
 
 def delivery() -> Reservation | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Message, Part, PartKind
@@ -47,7 +46,7 @@ def kept_message(message: Message) -> tuple[Message, JSONObject]:
     """
     # The message's JSON values (its metadata, each part's metadata and data), repaired in
     # one pass over their JSON text (C code, linear), read back only when it had to be.
-    values: list[Any] = [message.metadata, *([part.metadata, part.data] for part in message.parts)]
+    values = message.json_values()
     encoded, repaired = repair(json.dumps(values, ensure_ascii=False))
     if repaired:
         values = json.loads(encoded)

@@ -103,6 +103,11 @@ class Message:
         """The text of the text parts, one part a line: what the workflow receives."""
         return "\n".join(part.text for part in self.parts if part.kind is PartKind.TEXT)
 
+    def json_values(self) -> list[Any]:
+        """Its JSON values as parsed: its metadata, then each part's [metadata, data], in
+        the order of the parts (so that they can be put back)."""
+        return [self.metadata, *([part.metadata, part.data] for part in self.parts)]
+
 
 @dataclass(frozen=True, slots=True)
 class Artifact:
