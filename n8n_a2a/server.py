@@ -283,9 +283,6 @@ async def serve(
         )
         lifetime = _Shutdown(settings, work, shutdown_trigger)
         app = create_app(settings, work.executor, metrics, work.push, verifier, stores.problem)
-        # The connection's read deadline bounds a request's body: quart's own 60 s would
-        # cut one that ADAPTER_REQUEST_READ_TIMEOUT allows longer.
-        app.config["BODY_TIMEOUT"] = None
 
         async def run_http(task_status: trio.TaskStatus[list[str]]) -> None:
             # Hypercorn's connections, on the sockets bound above, while the executor

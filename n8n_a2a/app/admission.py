@@ -1,15 +1,14 @@
-"""A request body's bytes reserved under ADAPTER_MEMORY_BUDGET before quart reads one.
+"""A request body's bytes reserved under ADAPTER_MEMORY_BUDGET before a route reads one.
 
-quart reads a request's body into memory as it comes, whatever its route does (its ASGI
-receive loop runs beside the route), so the reservation cannot wait for the route: it is
-taken here, around the app, before the first `receive`. Until it is had the body stays
-in the socket (hypercorn reads no further than the app asks). It is the body's
-Content-Length, or ADAPTER_MAX_BODY_BYTES for a chunked body, whose length nobody knows
-before it is read whole; a body announced past that bound is quart's 413 and holds
-nothing. A send passes the reservation on to its webhook call (executor/calls.py gives
-it back when the call ends); anything else gives it back when its route is done, and
-the exchange's end gives back whatever is left. A GetTask also holds what its answer
-carries of the task (`delivery`), until the answer has gone out.
+A route reads its request's body whole into memory, so the reservation cannot wait for
+the route's own judgement: it is taken here, around the app, before the first `receive`.
+Until it is had the body stays in the socket (hypercorn reads no further than the app
+asks). It is the body's Content-Length, or ADAPTER_MAX_BODY_BYTES for a chunked body,
+whose length nobody knows before it is read whole; a body announced past that bound is
+a 413 unread and holds nothing. A send passes the reservation on to its webhook call
+(executor/calls.py gives it back when the call ends); anything else gives it back when
+its route is done, and the exchange's end gives back whatever is left. A GetTask also
+holds what its answer carries of the task (`delivery`), until the answer has gone out.
 
 A request the budget had no room for within ADAPTER_MEMORY_WAIT still reaches its route,
 its body read to its end and dropped as it comes: the route answers the refusal, retryable, having
@@ -28,12 +27,12 @@ from hypercorn.typing import (
     HTTPScope,
     Scope,
 )
-from quart import request
 
 from ..core.errors import AtCapacity
 from ..executor import MemoryBudget, Reservation
 from ..protocol.model import Message, Operation, SendMessage
 from ..protocol.strict import values_in
+from .exchange import Asked
 
 #: What one JSON value of a send's message costs held as a Python object, at most (an
 #: object holding an object the costliest; bench/bodies.py measures it).
@@ -106,18 +105,23 @@ def body_size(scope: HTTPScope, max_body_bytes: int) -> int:
     return max_body_bytes if b"transfer-encoding" in headers else 0
 
 
-def refusal() -> AtCapacity | None:
-    """The budget's refusal of the request being answered (None: it was admitted)."""
-    found = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("refused")
+def _extension(asked: Asked) -> dict[str, object]:
+    found: dict[str, object] = asked.scope.get("extensions", {}).get(_EXTENSION, {})
+    return found
+
+
+def refusal(asked: Asked) -> AtCapacity | None:
+    """The budget's refusal of the request (None: it was admitted)."""
+    found = _extension(asked).get("refused")
     return found if isinstance(found, AtCapacity) else None
 
 
-async def held_for(operation: Operation) -> Reservation | None:
+async def held_for(asked: Asked, operation: Operation) -> Reservation | None:
     """The request body's reservation, for a send to pass on to its call; anything else
     gives it back now (its body is parsed and done with). A send's grows first by what
     its message's JSON values cost as Python objects (VALUE_BYTES each, however few bytes
     they took in the body), waiting for room as the body did: AtCapacity past the wait."""
-    held = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("held")
+    held = _extension(asked).get("held")
     if not isinstance(held, Reservation):
         return None
     if isinstance(operation, SendMessage):
@@ -133,9 +137,9 @@ def message_values(message: Message) -> int:
     return values_in(message.json_values())
 
 
-def delivery() -> Reservation | None:
+def delivery(asked: Asked) -> Reservation | None:
     """Where the request's answer holds the payload bytes of a kept task it carries."""
-    found = request.scope.get("extensions", {}).get(_EXTENSION, {}).get("delivery")
+    found = _extension(asked).get("delivery")
     return found if isinstance(found, Reservation) else None
 
 

@@ -11,15 +11,13 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING
 
-from quart import Response, request
-from quart_trio import QuartTrio
-
 from .. import __version__
 from ..config import Settings
 from ..protocol.card import CardFacts, OAuthFlow, agent_card
 from ..protocol.card_signature import CardSigner
 from ..protocol.model import JSONObject
-from .negotiation import VERSION_HEADER, Lookup, current
+from .exchange import Answer, Asked
+from .negotiation import VERSION_HEADER, Lookup, Negotiation
 
 if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
     from ..auth.verifier import OidcVerifier
@@ -136,17 +134,12 @@ class CardRoute:
         self._verifier = verifier
         self._signer = settings.card_signer
         self._cards = Cards.of(self._facts, None, signer=self._signer)
-        self._paths = card_paths(settings)
 
-    def add_to(self, app: QuartTrio) -> None:
-        for path in self._paths:
-            app.add_url_rule(path, endpoint=f"card {path}", view_func=self.card, methods=["GET"])
-
-    async def card(self) -> Response:
+    async def card(self, asked: Asked) -> Answer:
         cards = self._current()
         # A v1.0 client gets the card the v1.0 schema validates; everyone else also gets
         # the top-level `url` that v0.3 clients need.
-        cached = cards.by_legacy[not current().plain_card]
+        cached = cards.by_legacy[not Negotiation.of(asked.headers, asked.args).plain_card]
         headers = {
             "ETag": cached.etag,
             "Last-Modified": format_datetime(cards.since, usegmt=True),
@@ -156,9 +149,9 @@ class CardRoute:
         if self._verifier is not None and not self._verifier.ready:
             # The issuer's code flow is not known yet: the card is about to change.
             headers["Cache-Control"] = "no-cache"
-        if not_modified(request.headers, cached.etag, cards.since):
-            return Response(b"", status=304, headers=headers)
-        return Response(cached.body, content_type="application/json", headers=headers)
+        if not_modified(asked.headers, cached.etag, cards.since):
+            return Answer(b"", 304, headers=headers)
+        return Answer(cached.body, content_type="application/json", headers=headers)
 
     def _current(self) -> Cards:
         flow = None if self._verifier is None else self._verifier.oauth_flow

@@ -8,8 +8,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quart import Response
-
 from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
 from ..config import Settings
 from ..core.errors import (
@@ -25,7 +23,11 @@ from ..observability import traces
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
 from ..push.service import PushNotifications
+from .exchange import Answer
 from .negotiation import Negotiation
+
+#: Liveness, readiness and the metrics (health.py, on the operator's app).
+HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
@@ -60,12 +62,12 @@ def wire_error(error: A2AError | AdapterError) -> A2AError:
 RETRY_AFTER = 1
 
 
-def retry_later(error: A2AError, response: Response) -> Response:
+def retry_later(error: A2AError, answer: Answer) -> Answer:
     """The answer, with Retry-After when it tells the caller to retry later (-32000 in
     JSON-RPC, 503 in HTTP+JSON: a full budget or bound, a store out of reach)."""
     if error.code is ErrorCode.SERVER_BUSY:
-        response.headers["Retry-After"] = str(RETRY_AFTER)
-    return response
+        answer.headers["Retry-After"] = str(RETRY_AFTER)
+    return answer
 
 
 def auth_status(failure: AuthFailure) -> int:
@@ -86,12 +88,12 @@ class Edge:
     #: This agent as a protected resource of its issuer (None without an issuer).
     resource: ProtectedResource | None = None
 
-    def refused_caller(self, failure: AuthFailure, response: Response) -> Response:
+    def refused_caller(self, failure: AuthFailure, answer: Answer) -> Answer:
         """A refusal for the caller's token (answered with `auth_status(failure)`), counted,
         with the Bearer challenge."""
         self.metrics.auth_failed(failure.reason)
-        response.headers["WWW-Authenticate"] = bearer_challenge(failure, self.resource)
-        return response
+        answer.headers["WWW-Authenticate"] = bearer_challenge(failure, self.resource)
+        return answer
 
     def log_refusal(self, binding: str, method: str, error: A2AError) -> None:
         """Count and log an A2A error answered to a caller, in whatever binding or stream."""
@@ -115,18 +117,14 @@ def protected_resource(settings: Settings) -> ProtectedResource | None:
 
 
 async def traced(
-    binding: str, negotiation: Negotiation, answer: Callable[[Negotiation], Awaitable[Response]]
-) -> Response:
+    binding: str, negotiation: Negotiation, answer: Callable[[Negotiation], Awaitable[Answer]]
+) -> Answer:
     """The request answered within its server span (tracing on), which continues the
     caller's trace context. `binding`: as A2A names it (JSONRPC, HTTP+JSON)."""
     with traces.active.server(binding, negotiation.trace_headers) as span:
         span.set("a2a.version", negotiation.codec.facts.version)
-        response = await answer(negotiation)
-        span.set("http.response.status_code", response.status_code)
-        if response.status_code >= 500:
-            span.fail(f"HTTP {response.status_code}")
-        return response
-
-
-def json_response(body: bytes, status: int = 200) -> Response:
-    return Response(body, status=status, content_type="application/json")
+        answered = await answer(negotiation)
+        span.set("http.response.status_code", answered.status)
+        if answered.status >= 500:
+            span.fail(f"HTTP {answered.status}")
+        return answered

@@ -10,7 +10,7 @@ from quart import Response
 from quart_trio import QuartTrio
 
 from ..observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from .edge import Edge, json_response
+from .edge import HEALTH_PATHS, Edge
 
 READY_CHECK_SECONDS = 2.0
 
@@ -22,9 +22,10 @@ class HealthRoutes:
         self._edge = edge
 
     def add_to(self, app: QuartTrio) -> None:
-        app.add_url_rule("/healthz", view_func=self.healthz, methods=["GET"])
-        app.add_url_rule("/readyz", view_func=self.readyz, methods=["GET"])
-        app.add_url_rule("/metrics", view_func=self.metrics_text, methods=["GET"])
+        for path, view in zip(
+            HEALTH_PATHS, (self.healthz, self.readyz, self.metrics_text), strict=True
+        ):
+            app.add_url_rule(path, view_func=view, methods=["GET"])
 
     async def healthz(self) -> Response:
         """Liveness: the process serves. Cheap."""
@@ -46,6 +47,10 @@ class HealthRoutes:
 
     async def metrics_text(self) -> Response:
         return Response(self._edge.metrics.render(), content_type=METRICS_CONTENT_TYPE)
+
+
+def json_response(body: bytes, status: int = 200) -> Response:
+    return Response(body, status=status, content_type="application/json")
 
 
 async def webhook_host_problem(webhook_url: str) -> str | None:

@@ -7,11 +7,10 @@ protocol/. A first contact that is not JSON-RPC at all is told what to send inst
 from __future__ import annotations
 
 import json
+import logging
+from functools import partial
 
-from quart import Response, g, request
-from quart_trio import QuartTrio
-from werkzeug.exceptions import RequestEntityTooLarge
-
+from ..auth.caller import Caller
 from ..config import Settings
 from ..core.errors import AdapterError, AuthFailure
 from ..observability import traces
@@ -19,14 +18,20 @@ from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.http import is_json
+from ..protocol.model import Operation
 from ..protocol.versions import METHODS
 from . import admission
 from .card import card_url
-from .edge import JSONRPC, Edge, auth_status, json_response, retry_later, traced, wire_error
-from .negotiation import Negotiation, current
+from .edge import JSONRPC, Edge, auth_status, retry_later, traced, wire_error
+from .exchange import Answer, Asked, BodyTooLarge, json_answer
+from .negotiation import Negotiation
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
+logger = logging.getLogger(__name__)
+
+#: What an answer says of an error nobody expected: its traceback goes to the log alone.
+INTERNAL = "Internal error"
 _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": ...}}'
 
 
@@ -37,18 +42,13 @@ class JsonRpcEndpoint:
         self._edge = edge
         self._streams = streams
 
-    def add_to(self, app: QuartTrio) -> None:
-        app.add_url_rule(
-            self._edge.settings.rpc_path, endpoint="rpc", view_func=self.rpc, methods=["POST"]
-        )
-
-    async def rpc(self) -> Response:
-        negotiation = current()
+    async def rpc(self, asked: Asked) -> Answer:
+        negotiation = Negotiation.of(asked.headers, asked.args)
         if traces.active.enabled:
-            return await traced("JSONRPC", negotiation, self._answer)
-        return await self._answer(negotiation)
+            return await traced("JSONRPC", negotiation, partial(self._answer, asked=asked))
+        return await self._answer(negotiation, asked)
 
-    async def _answer(self, negotiation: Negotiation) -> Response:
+    async def _answer(self, negotiation: Negotiation, asked: Asked) -> Answer:
         edge = self._edge
         codec = negotiation.codec
         try:
@@ -56,25 +56,27 @@ class JsonRpcEndpoint:
             # judged on nothing but that; its body is read only for the id to echo.
             owner = await negotiation.owner(edge.verifier, edge.settings.require_token)
         except AuthFailure as failure:
-            request_id = await _readable_id()
+            request_id = await _readable_id(asked)
             status = auth_status(failure)
             refused = refuse(edge, request_id, codec, wire_error(failure), status=status)
             return edge.refused_caller(failure, refused)
-        if (full := admission.refusal()) is not None:
+        if (full := admission.refusal(asked)) is not None:
             # The memory budget had no room for the body: it was dropped unread, id and all.
             return refuse(edge, None, codec, wire_error(full))
-        body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
-        if not is_json(request.content_type):
+        try:
+            body = await asked.body()
+        except BodyTooLarge:
+            return refuse(edge, None, codec, body_too_large(edge.settings), status=413)
+        if not is_json(asked.content_type):
             error = A2AError(
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-                f"Content-Type must be application/json, not {request.content_type or 'none'!r}",
+                f"Content-Type must be application/json, not {asked.content_type or 'none'!r}",
             )
             return refuse(edge, _salvage_id(body), codec, error)
         try:
             call = jsonrpc.parse_request(body)
         except jsonrpc.InvalidRequest as error:
             return refuse(edge, error.request_id, codec, _introduced(error, body, edge.settings))
-        g.jsonrpc_id = call.id  # for an answer to what nobody expected (errors.py)
         method = method_label(call.method)
         traces.active.named(method)
         if negotiation.refused_later is not None:
@@ -90,22 +92,34 @@ class JsonRpcEndpoint:
         # operation alone while the send waits for its task to end.
         request_id = call.id
         del body, call
+        return await self._performed(asked, codec, operation, request_id, caller, method)
+
+    async def _performed(
+        self,
+        asked: Asked,
+        codec: Codec,
+        operation: Operation,
+        request_id: jsonrpc.RequestId,
+        caller: Caller,
+        method: str,
+    ) -> Answer:
+        edge = self._edge
         try:
-            held = await admission.held_for(operation)
+            held = await admission.held_for(asked, operation)
             if answers_with_events(operation):
                 frames = JsonRpcFrames(request_id, codec)
                 return await self._streams.open(frames, operation, caller, method, held)
-            result = await perform(edge, codec, operation, caller, held, admission.delivery())
+            delivery = admission.delivery(asked)
+            result = await perform(edge, codec, operation, caller, held, delivery)
         except (A2AError, AdapterError) as error:
             return refuse(edge, request_id, codec, wire_error(error), method)
+        except Exception:
+            # The traceback goes to the log; the caller gets the error without it, with the
+            # request's id, as every other answer echoes it.
+            logger.exception("unhandled error in %s", method)
+            return error_response(request_id, codec, A2AError(ErrorCode.INTERNAL_ERROR, INTERNAL))
         edge.metrics.request_answered(JSONRPC, method, 0)
-        return json_response(jsonrpc.result_response(request_id, result))
-
-
-def read_id() -> jsonrpc.RequestId:
-    """The id of the request being answered, once its envelope was read (None before)."""
-    found: jsonrpc.RequestId = g.get("jsonrpc_id")
-    return found
+        return json_answer(jsonrpc.result_response(request_id, result))
 
 
 def method_label(method: str) -> str:
@@ -120,7 +134,7 @@ def refuse(
     error: A2AError,
     method: str = "none",
     status: int = 200,
-) -> Response:
+) -> Answer:
     """The JSON-RPC error answer, counted and logged."""
     edge.log_refusal(JSONRPC, method, error)
     return error_response(request_id, codec, error, status)
@@ -128,16 +142,25 @@ def refuse(
 
 def error_response(
     request_id: jsonrpc.RequestId, codec: Codec, error: A2AError, status: int = 200
-) -> Response:
+) -> Answer:
     # JSON-RPC errors travel with HTTP 200: the SDK clients turn any other status into a
     # transport error and lose the A2A error code.
     return retry_later(
         error,
-        json_response(jsonrpc.error_response(request_id, codec.encode_error(error)), status=status),
+        json_answer(jsonrpc.error_response(request_id, codec.encode_error(error)), status=status),
     )
 
 
-def introduction(settings: Settings) -> Response:
+def body_too_large(settings: Settings) -> A2AError:
+    """The refusal of a body past ADAPTER_MAX_BODY_BYTES (HTTP 413, in either binding)."""
+    return A2AError(
+        ErrorCode.INVALID_REQUEST,
+        "The request body is larger than ADAPTER_MAX_BODY_BYTES "
+        f"({settings.max_body_bytes:,} bytes), the most the adapter reads",
+    )
+
+
+def introduction(settings: Settings) -> Answer:
     """The answer to a GET of the endpoint (a browser, a first curl): 405, and what to POST."""
     message = (
         "This is an A2A JSON-RPC 2.0 endpoint: POST a JSON-RPC request to it, with the "
@@ -160,9 +183,9 @@ def introduction(settings: Settings) -> Response:
         "example": example,
         "agentCard": card_url(settings),
     }
-    response = json_response(json.dumps(document).encode(), status=405)
-    response.headers["Allow"] = "POST"
-    return response
+    answer = json_answer(json.dumps(document).encode(), status=405)
+    answer.headers["Allow"] = "POST"
+    return answer
 
 
 def _introduced(error: jsonrpc.InvalidRequest, body: bytes, settings: Settings) -> A2AError:
@@ -187,12 +210,12 @@ def _is_not_json_rpc(body: bytes) -> bool:
     return isinstance(document, dict) and not {"jsonrpc", "method"} <= document.keys()
 
 
-async def _readable_id() -> jsonrpc.RequestId:
+async def _readable_id(asked: Asked) -> jsonrpc.RequestId:
     """The request's id for an answer that comes before the body is judged (null when the
     body is not JSON-RPC or is too large to read)."""
     try:
-        body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
-    except RequestEntityTooLarge:
+        body = await asked.body()
+    except BodyTooLarge:
         return None
     return _salvage_id(body)
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from quart import request
-
 from ..auth.caller import Caller, Owner, token_owner
 from ..core.errors import AuthFailure, AuthReason
 from ..observability import traces
@@ -85,8 +83,3 @@ class Negotiation:
     def caller(self, owner: Owner) -> Caller:
         # With tracing on, the work the request starts continues its span, not the caller's.
         return Caller(self.token, traces.active.context(self.trace_headers), owner)
-
-
-def current() -> Negotiation:
-    """The negotiation of the request being answered."""
-    return Negotiation.of(request.headers, request.args)

@@ -8,7 +8,7 @@ import json
 from quart import Response
 from quart_trio import QuartTrio
 
-from ..auth.signin import METADATA_PREFIX, ProtectedResource
+from ..auth.signin import ProtectedResource
 
 
 class ProtectedResourceRoute:
@@ -19,11 +19,7 @@ class ProtectedResourceRoute:
         self._body = json.dumps(resource.metadata(), ensure_ascii=False).encode()
 
     def add_to(self, app: QuartTrio) -> None:
-        # With and without a last slash: a client that derives the location from the
-        # resource's URL may have kept it or not.
-        trimmed = self._resource.metadata_path.rstrip("/")
-        variants = [trimmed] if trimmed == METADATA_PREFIX else [trimmed, trimmed + "/"]
-        for variant in variants:
+        for variant in self._resource.metadata_paths:
             app.add_url_rule(
                 variant,
                 endpoint=f"protected resource metadata {variant}",

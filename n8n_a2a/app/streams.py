@@ -7,12 +7,11 @@ the StreamResponse itself (and an error as an `error` event of the binding's err
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Protocol, TypeGuard
 
 import trio
-from quart import Response
 
 from ..auth.caller import Caller
 from ..core.errors import AdapterError, SubscriberTooSlow
@@ -23,6 +22,7 @@ from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
 from .edge import JSONRPC, Edge, wire_error
+from .exchange import Answer
 
 
 class Frames(Protocol):
@@ -77,8 +77,8 @@ class EventStreams:
         caller: Caller,
         method: str,
         held: Reservation | None = None,
-    ) -> Response:
-        """The stream's response; A2AError for a v1.0 caller refused at once. `held`: a
+    ) -> Answer:
+        """The stream's answer; A2AError for a v1.0 caller refused at once. `held`: a
         streaming send's request bytes under the memory budget, for its call to give back.
 
         A v1.0 caller refused at once (an unknown or finished task, a full server) gets a
@@ -89,15 +89,15 @@ class EventStreams:
         if frames.codec.facts.refuses_streams_plainly:
             self._quota.check(caller.owner)
             await self._edge.executor.check_stream(operation, caller)
-        events = self._events(frames, operation, caller, method, held)
-        response = Response(events, headers=dict(sse.HEADERS))
-        response.timeout = None  # a stream lasts as long as its task
-        return response
+        # No deadline: a stream lasts as long as its task.
+        return Answer(
+            self._events(frames, operation, caller, method, held), headers=dict(sse.HEADERS)
+        )
 
-    def refused(self, frames: Frames, error: A2AError, method: str) -> Response:
+    def refused(self, frames: Frames, error: A2AError, method: str) -> Answer:
         """A stream of one event: the refusal."""
         self._edge.log_refusal(frames.binding, method, error)
-        return Response(frames.error(error), headers=dict(sse.HEADERS))
+        return Answer(frames.error(error), headers=dict(sse.HEADERS))
 
     async def _events(
         self,
@@ -106,7 +106,7 @@ class EventStreams:
         caller: Caller,
         method: str,
         held: Reservation | None,
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         edge = self._edge
 
         def result(item: Task | TaskEvent) -> bytes:

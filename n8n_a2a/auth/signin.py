@@ -62,6 +62,13 @@ class ProtectedResource:
         return METADATA_PREFIX + ("" if path == "/" else path)
 
     @property
+    def metadata_paths(self) -> tuple[str, ...]:
+        """Where the metadata is served: with and without a last slash, since a client
+        that derives the location from the resource's URL may have kept it or not."""
+        trimmed = self.metadata_path.rstrip("/")
+        return (trimmed,) if trimmed == METADATA_PREFIX else (trimmed, trimmed + "/")
+
+    @property
     def metadata_url(self) -> str:
         parts = urlsplit(self.resource)
         return f"{parts.scheme}://{parts.netloc}{self.metadata_path}"

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from a2a.client.card_resolver import parse_agent_card
-from quart_trio import QuartTrio
 
 from n8n_a2a import __version__
 from n8n_a2a.app.card import (
@@ -19,14 +18,31 @@ from n8n_a2a.app.card import (
     card_url,
     not_modified,
 )
+from n8n_a2a.app.exchange import Answer
 from n8n_a2a.protocol.card import OAuthFlow, agent_card
 from n8n_a2a.protocol.media import Modes
 from tests.support.adapter import make_settings
+from tests.support.asgi import asked
 from tests.support.card_keys import ALGORITHMS, KID, sdk_verifier, signer
 
 ISSUER = "https://login.example/realms/agents"
 STARTED = datetime(2026, 11, 29, 18, 34, 32, tzinfo=UTC)
 ETAG = '"0123456789abcdef0123456789abcdef"'
+
+
+class Client:
+    """GETs of the card route, answered without a server."""
+
+    def __init__(self, route: CardRoute) -> None:
+        self._route = route
+
+    async def get(self, path: str, headers: dict[str, str] | None = None) -> Answer:
+        return await self._route.card(asked("GET", path, headers))
+
+
+def document(answer: Answer) -> Any:
+    assert isinstance(answer.body, bytes)
+    return json.loads(answer.body)
 
 
 def test_the_facts_come_from_the_settings() -> None:
@@ -134,15 +150,13 @@ def test_an_unreadable_date_is_no_date_and_the_card_is_served(date: str) -> None
 
 
 async def test_the_card_route_serves_the_card_for_a_date_past_any_calendar() -> None:
-    app = QuartTrio(__name__)
-    CardRoute(make_settings()).add_to(app)
-    client = app.test_client()
+    client = Client(CardRoute(make_settings()))
     path = "/.well-known/agent-card.json"
     plain = await client.get(path)
     odd = await client.get(
         path, headers={"If-Modified-Since": "Mon, 01 Jan 99999999999 00:00:00 GMT"}
     )
-    assert (odd.status_code, await odd.get_data()) == (200, await plain.get_data())
+    assert (odd.status, odd.body) == (200, plain.body)
 
 
 class Verifier:
@@ -156,29 +170,27 @@ class Verifier:
 
 async def test_the_card_follows_the_issuers_code_flow_and_is_not_cached_before() -> None:
     verifier = Verifier()
-    app = QuartTrio(__name__)
     settings = make_settings(oidc_issuer=ISSUER, oidc_audience="supply-agent")
-    CardRoute(settings, verifier).add_to(app)  # type: ignore[arg-type]
-    client = app.test_client()
+    client = Client(CardRoute(settings, verifier))  # type: ignore[arg-type]
     path = "/.well-known/agent-card.json"
     early = await client.get(path, headers={"A2A-Version": "1.0"})
     assert early.headers["Cache-Control"] == "no-cache"  # about to change
-    assert list((await early.get_json())["securitySchemes"]) == ["oidc"]
+    assert list((document(early))["securitySchemes"]) == ["oidc"]
     metadata = ISSUER + "/.well-known/openid-configuration"
     verifier.ready, verifier.oauth_flow = True, OAuthFlow(metadata, ISSUER + "/a", ISSUER + "/t")
     # A client that revalidates by date alone, within the same second, still gets it.
     since = {"If-Modified-Since": early.headers["Last-Modified"]}
     loaded = await client.get(path, headers={"A2A-Version": "1.0", **since})
-    assert loaded.status_code == 200
+    assert loaded.status == 200
     assert loaded.headers["Last-Modified"] != early.headers["Last-Modified"]
     assert loaded.headers["Cache-Control"] == "public, max-age=300"
     assert loaded.headers["ETag"] != early.headers["ETag"]
-    assert list((await loaded.get_json())["securitySchemes"]) == ["oidc", "oauth2"]
+    assert list((document(loaded))["securitySchemes"]) == ["oidc", "oauth2"]
     same = await client.get(path, headers={"A2A-Version": "1.0"})
     assert same.headers["ETag"] == loaded.headers["ETag"]  # built once per flow
     verifier.oauth_flow = None  # the issuer dropped its code flow
     dropped = await client.get(path, headers={"A2A-Version": "1.0"})
-    assert list((await dropped.get_json())["securitySchemes"]) == ["oidc"]
+    assert list((document(dropped))["securitySchemes"]) == ["oidc"]
 
 
 def sdk_card(body: str | bytes) -> Any:
@@ -191,13 +203,12 @@ async def test_with_a_key_every_card_served_is_signed_and_its_etag_covers_the_si
     algorithm: str,
 ) -> None:
     settings = make_settings(card_signing_key=signer(algorithm).key, card_signing_kid=KID)
-    app = QuartTrio(__name__)
-    CardRoute(settings).add_to(app)
-    client = app.test_client()
+    client = Client(CardRoute(settings))
     unsigned = CachedCard.of(agent_card(card_facts(settings), legacy_fields=False))
     for headers in ({"A2A-Version": "1.0"}, {}):
         served = await client.get("/.well-known/agent-card.json", headers=headers)
-        body = await served.get_data()
+        body = served.body
+        assert isinstance(body, bytes)
         assert len(json.loads(body)["signatures"]) == 1
         sdk_verifier(algorithm)(sdk_card(body))
         assert served.headers["ETag"] == CachedCard.of(json.loads(body)).etag
@@ -212,13 +223,12 @@ async def test_the_card_built_anew_for_a_changed_code_flow_is_signed_too() -> No
         card_signing_key=signer("ES256").key,
         card_signing_kid=KID,
     )
-    app = QuartTrio(__name__)
-    CardRoute(settings, verifier).add_to(app)  # type: ignore[arg-type]
-    client = app.test_client()
+    client = Client(CardRoute(settings, verifier))  # type: ignore[arg-type]
     path = "/.well-known/agent-card.json"
     metadata = ISSUER + "/.well-known/openid-configuration"
     verifier.ready, verifier.oauth_flow = True, OAuthFlow(metadata, ISSUER + "/a", ISSUER + "/t")
     for headers in ({"A2A-Version": "1.0"}, {}):
-        rebuilt = await (await client.get(path, headers=headers)).get_data()
+        rebuilt = (await client.get(path, headers=headers)).body
+        assert isinstance(rebuilt, bytes)
         assert "oauth2" in json.loads(rebuilt)["securitySchemes"]
         sdk_verifier("ES256")(sdk_card(rebuilt))

@@ -209,7 +209,7 @@ async def test_an_internal_error_after_the_envelope_echoes_the_request_id(
         raise RuntimeError("nobody expected this")
 
     monkeypatch.setattr("n8n_a2a.app.jsonrpc.perform", broken)
-    with caplog.at_level(logging.CRITICAL, "n8n_a2a.app.errors"):  # the traceback it logs
+    with caplog.at_level(logging.CRITICAL, "n8n_a2a.app.jsonrpc"):  # the traceback it logs
         reply = await rpc(adapter, {**send_v1("hi"), "id": "r-7"}, V1)
     assert reply == {
         "jsonrpc": "2.0",

@@ -55,3 +55,34 @@ async def serve_on_loopback(
         config.keep_alive_timeout = keep_alive_seconds
     binds: list[str] = await nursery.start(serve, app, config)
     return binds[0]
+
+
+def asked(
+    method: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    query: bytes = b"",
+    max_body_bytes: int = 1 << 20,
+    pieces: tuple[bytes, ...] = (),
+) -> Any:
+    """An A2A route's request (n8n_a2a/app/exchange.py's Asked) without a server: its body
+    comes in one event, or in `pieces`."""
+    from n8n_a2a.app.exchange import Asked
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": query,
+        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+    }
+    events: list[dict[str, Any]] = [
+        {"type": "http.request", "body": piece, "more_body": True} for piece in pieces
+    ]
+    events.append({"type": "http.request", "body": body, "more_body": False})
+
+    async def receive() -> dict[str, Any]:
+        return events.pop(0) if events else {"type": "http.disconnect"}
+
+    return Asked(scope, receive, max_body_bytes)  # type: ignore[arg-type]

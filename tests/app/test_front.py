@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from n8n_a2a.app import front
+from n8n_a2a.app.edge import Edge
+from n8n_a2a.app.front import OperatorApp
+from n8n_a2a.observability.metrics import Metrics
+from tests.support.adapter import make_settings
+from tests.support.jsonrpc import V1, rpc, send_v1
+
+
+async def test_a_path_of_the_a2a_routes_refuses_another_method_saying_which_it_takes(
+    adapter: str,
+) -> None:
+    async with httpx.AsyncClient() as http:
+        card = await http.post(adapter + ".well-known/agent-card.json")
+        binding = await http.put(adapter + "tasks/t-1")
+    assert (card.status_code, card.headers["allow"]) == (405, "GET")
+    assert (binding.status_code, binding.headers["allow"]) == (405, "DELETE, GET, POST")
+    assert binding.json()["error"]["code"] == 405
+
+
+async def test_the_operators_paths_are_the_operators_app_and_the_a2a_routes_are_not(
+    adapter: str,
+) -> None:
+    async with httpx.AsyncClient() as http:
+        health = await http.get(adapter + "healthz")
+        metrics = await http.get(adapter + "metrics")
+        task = (await rpc(adapter, send_v1("hi"), V1))["result"]["task"]
+        found = await http.get(adapter + f"tasks/{task['id']}", headers={"A2A-Version": "1.0"})
+    assert health.json() == {"status": "ok"}
+    assert "n8n_a2a" in metrics.text
+    assert found.json()["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_start_that_serves_only_the_a2a_routes_imports_no_quart() -> None:
+    # In a process of its own: this one has imported quart for other tests.
+    script = (
+        "import sys, n8n_a2a.server, n8n_a2a.app;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('quart', 'flask', 'werkzeug')))"
+    )
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "[]"
+
+
+async def test_the_operators_app_is_built_once_for_requests_that_come_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[Edge] = []
+    served: list[str] = []
+
+    def factory() -> Any:
+        def make(edge: Edge) -> Any:
+            built.append(edge)
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                served.append(scope["path"])
+
+            return app
+
+        return make
+
+    monkeypatch.setattr(front, "_operator_factory", factory)
+    edge = Edge(make_settings(), None, Metrics(), None, None, lambda: None)  # type: ignore[arg-type]
+    operator = OperatorApp(edge)
+    async with trio.open_nursery() as nursery:
+        for path in ("/healthz", "/readyz", "/metrics"):
+            nursery.start_soon(operator, {"type": "http", "path": path}, None, None)  # type: ignore[arg-type]
+    assert built == [edge]
+    assert sorted(served) == ["/healthz", "/metrics", "/readyz"]
+
+
+async def test_a_failed_build_fails_each_request_that_waited_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def factory() -> Any:
+        raise ImportError("quart is not installed")
+
+    monkeypatch.setattr(front, "_operator_factory", factory)
+    edge = Edge(make_settings(), None, Metrics(), None, None, lambda: None)  # type: ignore[arg-type]
+    operator = OperatorApp(edge)
+    with pytest.raises(ImportError):
+        await operator({"type": "http", "path": "/healthz"}, None, None)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="could not be built"):
+        await operator({"type": "http", "path": "/healthz"}, None, None)  # type: ignore[arg-type]
