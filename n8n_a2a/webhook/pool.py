@@ -11,7 +11,7 @@ The webhook client sends httpcore.Request straight to the pool: httpx's client l
 (its request and response models, auth and redirect steps) cost a sixth of a send and
 do nothing the client needs, since it follows no redirect and sets every header itself.
 Only public API, so that an upgrade cannot change it unseen: the connections are
-httpcore.AsyncHTTPConnection.
+httpcore.AsyncHTTPConnection over webhook/network.py's backend.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from urllib.parse import quote, urlsplit
 import httpcore
 import trio
 
+from .network import TrioNetwork
+
 #: Seconds an idle connection is kept: httpx's own default.
 KEEPALIVE_EXPIRY = 5.0
 
@@ -35,7 +37,7 @@ class StackPool:
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
         self._ssl_context = ssl_context
-        self._network = httpcore.TrioBackend()
+        self._network = TrioNetwork()
         self._idle: collections.deque[httpcore.AsyncHTTPConnection] = collections.deque()
         self._closed = False
 

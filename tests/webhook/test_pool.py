@@ -18,6 +18,7 @@ import pytest
 import trio
 import trustme
 
+import n8n_a2a.webhook.network
 import n8n_a2a.webhook.pool
 from n8n_a2a.webhook.pool import StackPool, reply_body, request_url
 from tests.webhook.h11_server import Server, start_server
@@ -289,7 +290,7 @@ def _resolve(expression: ast.expr, namespace: dict[str, object]) -> object:
     return getattr(_resolve(expression.value, namespace), expression.attr)
 
 
-@pytest.mark.parametrize("module", [n8n_a2a.webhook.pool])
+@pytest.mark.parametrize("module", [n8n_a2a.webhook.pool, n8n_a2a.webhook.network])
 def test_the_pool_uses_no_private_name_of_httpx_or_httpcore(module: ModuleType) -> None:
     source = Path(inspect.getfile(module)).read_text()
     assert private_uses(source, vars(module)) == []
