@@ -30,7 +30,7 @@ from ..core.sanitising import repair
 from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .form import FormBody, FormFile, file_field, form_body
-from .pool import StackPool, reply_body, request_url
+from .pool import StackPool, reply_body, reply_header, request_url
 
 if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
     from .streamed_reply import Relay
@@ -254,7 +254,7 @@ class WebhookClient:
             content=_SentOnce(body),
         )
         async with self._pool.exchange(request) as reply:
-            encoding = header(reply, b"content-encoding").strip().lower()
+            encoding = reply_header(reply, b"content-encoding").strip().lower()
             if encoding == "identity":
                 encoding = ""
             if self._streaming and 200 <= reply.status < 300 and not encoding:
@@ -290,8 +290,8 @@ class WebhookClient:
             return HttpReply(
                 status=reply.status,
                 body=bytes(received),
-                content_type=header(reply, b"content-type"),
-                location=header(reply, b"location"),
+                content_type=reply_header(reply, b"content-type"),
+                location=reply_header(reply, b"location"),
                 truncated=truncated,
                 read_limit=limit,
                 content_encoding="" if inflater is not None else encoding,
@@ -352,19 +352,6 @@ def _sent(reply: WebhookReply, body: Body) -> WebhookReply:
     if not isinstance(reply, HttpReply):
         return reply
     return replace(reply, request_bytes=len(body), multipart=isinstance(body, FormBody))
-
-
-def header(reply: httpcore.Response, name: bytes) -> str:
-    """The reply's header `name` (lower-case), its values joined as httpx joined them;
-    "" when it has none. UTF-8, or Latin-1 where that fails, as httpx decoded them."""
-    values = [value for key, value in reply.headers if key.lower() == name]
-    if not values:
-        return ""
-    joined = b", ".join(values)
-    try:
-        return joined.decode()
-    except UnicodeDecodeError:
-        return joined.decode("latin-1")
 
 
 def _connect_failure(error: httpcore.ConnectError, subject_token: str | None) -> TransportFailure:

@@ -130,6 +130,19 @@ def reply_body(reply: httpcore.Response) -> AsyncIterable[bytes]:
     return typing.cast(AsyncIterable[bytes], reply.stream)
 
 
+def reply_header(reply: httpcore.Response, name: bytes) -> str:
+    """The reply's header `name` (lower-case), its values joined as httpx joined them;
+    "" when it has none. UTF-8, or Latin-1 where that fails, as httpx decoded them."""
+    values = [value for key, value in reply.headers if key.lower() == name]
+    if not values:
+        return ""
+    joined = b", ".join(values)
+    try:
+        return joined.decode()
+    except UnicodeDecodeError:
+        return joined.decode("latin-1")
+
+
 async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
     with trio.CancelScope(shield=True):
         await connection.aclose()

@@ -20,7 +20,7 @@ import trustme
 
 import n8n_a2a.webhook.network
 import n8n_a2a.webhook.pool
-from n8n_a2a.webhook.pool import StackPool, reply_body, request_url
+from n8n_a2a.webhook.pool import StackPool, reply_body, reply_header, request_url
 from tests.webhook.h11_server import Server, start_server
 
 
@@ -210,6 +210,21 @@ def test_the_webhook_url_goes_as_httpx_sent_it(url: str) -> None:
         reference.url.raw_path,
     )
     assert host == reference.headers["Host"].encode()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"Content-Type", b"application/json")],
+        [(b"content-type", b"text/plain"), (b"X-Other", b"x"), (b"CONTENT-TYPE", b"text/html")],
+        [(b"Content-Type", "text/plain; name=Grüße".encode())],
+        [(b"Content-Type", "text/plain; name=Grüße".encode("latin-1"))],
+        [(b"X-Other", b"x")],
+    ],
+)
+def test_a_reply_header_reads_as_httpx_read_it(headers: list[tuple[bytes, bytes]]) -> None:
+    reply = httpcore.Response(200, headers=headers)
+    assert reply_header(reply, b"content-type") == httpx.Headers(headers).get("content-type", "")
 
 
 # The guard: the pool and its backend must stay on httpx's and httpcore's public API.
