@@ -11,7 +11,9 @@ The webhook client sends httpcore.Request straight to the pool: httpx's client l
 (its request and response models, auth and redirect steps) cost a sixth of a send and
 do nothing the client needs, since it follows no redirect and sets every header itself.
 Only public API, so that an upgrade cannot change it unseen: the connections are
-httpcore.AsyncHTTPConnection over webhook/network.py's backend.
+httpcore.AsyncHTTP11Connection on streams the pool opens with webhook/network.py's
+backend. (httpcore.AsyncHTTPConnection around each would take a lock on every request,
+one more pass of trio's scheduler, to choose between HTTP/1.1 and HTTP/2 once.)
 """
 
 from __future__ import annotations
@@ -36,14 +38,15 @@ class StackPool:
     """HTTP/1.1 connections, the idle ones on a stack; TLS with the given context."""
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        ssl_context.set_alpn_protocols(["http/1.1"])  # as httpcore offers it, without HTTP/2
         self._ssl_context = ssl_context
         self._network = TrioNetwork()
-        self._idle: collections.deque[httpcore.AsyncHTTPConnection] = collections.deque()
+        self._idle: collections.deque[httpcore.AsyncHTTP11Connection] = collections.deque()
         self._closed = False
 
     async def send(
         self, request: httpcore.Request
-    ) -> tuple[httpcore.AsyncHTTPConnection, httpcore.Response]:
+    ) -> tuple[httpcore.AsyncHTTP11Connection, httpcore.Response]:
         """Send on a connection of the pool; give it back when done with the reply."""
         origin = request.url.origin
         while True:
@@ -56,7 +59,7 @@ class StackPool:
                 await self.give_back(connection)
                 raise
 
-    async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncHTTPConnection:
+    async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncHTTP11Connection:
         while self._idle:
             connection = self._idle.pop()
             if (
@@ -66,14 +69,18 @@ class StackPool:
             ):
                 return connection
             await _close(connection)
-        return httpcore.AsyncHTTPConnection(
-            origin,
-            ssl_context=self._ssl_context,
-            keepalive_expiry=KEEPALIVE_EXPIRY,
-            network_backend=self._network,
-        )
+        return await self._connect(origin)
 
-    async def give_back(self, connection: httpcore.AsyncHTTPConnection) -> None:
+    async def _connect(self, origin: httpcore.Origin) -> httpcore.AsyncHTTP11Connection:
+        """A new connection to the origin; for https, TLS checked against its host name."""
+        host = origin.host.decode("ascii")
+        stream = await self._network.connect_tcp(host, origin.port)
+        if origin.scheme == b"https":
+            # A failed or cancelled handshake closes its socket (webhook/network.py).
+            stream = await stream.start_tls(self._ssl_context, server_hostname=host)
+        return httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY)
+
+    async def give_back(self, connection: httpcore.AsyncHTTP11Connection) -> None:
         """Keep the connection for the next request if it can take one, else close it."""
         if connection.is_idle() and not self._closed:
             self._idle.append(connection)
@@ -143,7 +150,7 @@ def reply_header(reply: httpcore.Response, name: bytes) -> str:
         return joined.decode("latin-1")
 
 
-async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
+async def _close(connection: httpcore.AsyncHTTP11Connection) -> None:
     with trio.CancelScope(shield=True):
         await connection.aclose()
 
