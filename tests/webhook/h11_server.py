@@ -4,6 +4,7 @@ sockets on 127.0.0.1, that counts the connections it was opened and closed."""
 from __future__ import annotations
 
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -97,3 +98,10 @@ async def start_server(nursery: trio.Nursery, ssl_context: ssl.SSLContext | None
     )
     server.port = listeners[0].socket.getsockname()[1]
     return server
+
+
+def causes(error: BaseException | None) -> Iterator[BaseException]:
+    """The error and what caused it, as the webhook client walks them to tell TLS apart."""
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__

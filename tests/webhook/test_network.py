@@ -13,7 +13,7 @@ import trio
 import trustme
 
 from n8n_a2a.webhook.network import TrioNetwork
-from tests.webhook.h11_server import Server, start_server
+from tests.webhook.h11_server import Server, causes, start_server
 
 
 @pytest.fixture
@@ -45,12 +45,6 @@ async def closed_by_the_client(peer: trio.SocketStream) -> bool:
         except trio.BrokenResourceError:
             pass  # reset: closed with data unread
     return True
-
-
-def causes(error: BaseException | None) -> Iterator[BaseException]:
-    while error is not None:
-        yield error
-        error = error.__cause__ or error.__context__
 
 
 @contextmanager
@@ -162,18 +156,6 @@ async def test_a_tls_handshake_cut_by_a_cancel_closes_its_socket(
         await stream.start_tls(ssl.create_default_context(), "127.0.0.1")
     assert deadline.cancelled_caught
     assert await closed_by_the_client(peer)
-
-
-@pytest.fixture(scope="module")
-def authority() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-async def tls_server(nursery: trio.Nursery, authority: trustme.CA) -> Server:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
-    return await start_server(nursery, context)
 
 
 async def test_an_untrusted_certificate_is_a_connect_error_and_its_socket_is_closed(

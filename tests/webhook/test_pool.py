@@ -8,7 +8,7 @@ import inspect
 import re
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -21,12 +21,7 @@ import trustme
 import n8n_a2a.webhook.network
 import n8n_a2a.webhook.pool
 from n8n_a2a.webhook.pool import StackPool, reply_body, reply_header, request_url
-from tests.webhook.h11_server import Server, start_server
-
-
-@pytest.fixture
-async def server(nursery: trio.Nursery) -> Server:
-    return await start_server(nursery)
+from tests.webhook.h11_server import Server, causes
 
 
 def request(
@@ -147,18 +142,6 @@ async def test_a_header_h11_refuses_is_a_local_protocol_error(
         await get(pool, server.url("/ok"), [(b"X-Bad", b"a\x00b")])
 
 
-@pytest.fixture(scope="module")
-def authority() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-async def tls_server(nursery: trio.Nursery, authority: trustme.CA) -> Server:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
-    return await start_server(nursery, context)
-
-
 async def test_tls_with_the_given_context_reuses_its_connection(
     tls_server: Server, authority: trustme.CA
 ) -> None:
@@ -177,13 +160,6 @@ async def test_an_untrusted_certificate_is_a_connect_error_caused_by_tls(
     with pytest.raises(httpcore.ConnectError) as error:
         await get(pool, tls_server.url("/ok"))
     assert any(isinstance(cause, ssl.SSLCertVerificationError) for cause in causes(error.value))
-
-
-def causes(error: BaseException | None) -> Iterator[BaseException]:
-    """The error and what caused it, as the webhook client walks them to tell TLS apart."""
-    while error is not None:
-        yield error
-        error = error.__cause__ or error.__context__
 
 
 # The webhook URL as httpx sent it: httpx is the reference, no longer on the path.
