@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-import httpx
+import httpcore
 import trio
 
 from .. import __version__
@@ -30,7 +30,7 @@ from ..core.sanitising import repair
 from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .form import FormBody, FormFile, file_field, form_body
-from .pool import StackPoolTransport
+from .pool import StackPool, reply_body, reply_header, request_url
 
 if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
     from .streamed_reply import Relay
@@ -126,21 +126,21 @@ def _form_entry(file: FileContent, field: str) -> JSONObject:
 
 
 class WebhookClient:
-    """Calls one webhook over a pooled httpx client; use as an async context manager."""
+    """Calls one webhook over its connection pool; use as an async context manager.
+
+    httpcore's requests go straight to webhook/pool.py: no redirect is followed (a 3xx
+    is the reply), no proxy is taken from the environment, and no per-operation timeout
+    is passed, the exchange's one deadline bounding connect, TLS, send and read alike."""
 
     def __init__(self, settings: Settings) -> None:
-        self._url = settings.webhook_url
+        self._url, host = request_url(settings.webhook_url)
         self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
         self._multipart = settings.webhook_files == "multipart"
         self._max_reply = settings.max_reply_bytes
-        self._client = httpx.AsyncClient(
-            transport=StackPoolTransport(ssl.create_default_context(cafile=settings.ca_bundle)),
-            follow_redirects=False,
-            timeout=httpx.Timeout(settings.webhook_timeout),
-            trust_env=False,
-        )
+        self._pool = StackPool(ssl.create_default_context(cafile=settings.ca_bundle))
+        self._host = (b"Host", host)
 
     async def __aenter__(self) -> WebhookClient:
         return self
@@ -151,7 +151,7 @@ class WebhookClient:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self._client.aclose()
+        await self._pool.aclose()
 
     async def call(
         self,
@@ -224,11 +224,11 @@ class WebhookClient:
         with trio.move_on_after(self._timeout):
             try:
                 return _sent(await self._post(body, headers, token, relay, room), body)
-            except httpx.TimeoutException:
-                pass
-            except httpx.ConnectError as error:
+            except httpcore.ConnectError as error:
                 return _connect_failure(error, token)
-            except httpx.HTTPError as error:
+            except (httpcore.NetworkError, httpcore.ProtocolError) as error:
+                # A read or write cut off, or a reply that is no HTTP: its header refused
+                # by h11, or the server gone before or while it replied.
                 return TransportFailure(Outcome.BROKEN_REPLY, _describe(error), token)
         return TransportFailure(
             Outcome.TIMEOUT, f"no reply within {self._timeout:g} s (ADAPTER_WEBHOOK_TIMEOUT)", token
@@ -244,13 +244,20 @@ class WebhookClient:
     ) -> WebhookReply:
         """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
         streamed lines; anything else (an error, a compressed reply) is read whole."""
-        async with self._client.stream(
-            "POST", self._url, content=_SentOnce(body), headers=headers
-        ) as reply:
-            encoding = reply.headers.get("content-encoding", "").strip().lower()
+        request = httpcore.Request(
+            b"POST",
+            self._url,
+            headers=[
+                self._host,
+                *((name.encode(), value.encode()) for name, value in headers.items()),
+            ],
+            content=_SentOnce(body),
+        )
+        async with self._pool.exchange(request) as reply:
+            encoding = reply_header(reply, b"content-encoding").strip().lower()
             if encoding == "identity":
                 encoding = ""
-            if self._streaming and 200 <= reply.status_code < 300 and not encoding:
+            if self._streaming and 200 <= reply.status < 300 and not encoding:
                 from .streamed_reply import read_stream
 
                 return await read_stream(reply, subject_token, relay, self._max_reply, room)
@@ -260,7 +267,7 @@ class WebhookClient:
             sent = 0
             truncated = False
             try:
-                async for chunk in reply.aiter_raw():
+                async for chunk in reply_body(reply):
                     sent += len(chunk)
                     if inflater is not None:
                         # Never more than one byte past the limit, however well it packs.
@@ -281,10 +288,10 @@ class WebhookClient:
                     subject_token,
                 )
             return HttpReply(
-                status=reply.status_code,
+                status=reply.status,
                 body=bytes(received),
-                content_type=reply.headers.get("content-type", ""),
-                location=reply.headers.get("location", ""),
+                content_type=reply_header(reply, b"content-type"),
+                location=reply_header(reply, b"location"),
                 truncated=truncated,
                 read_limit=limit,
                 content_encoding="" if inflater is not None else encoding,
@@ -293,10 +300,13 @@ class WebhookClient:
 
 
 class _SentOnce:
-    """A request body httpx lets go of once it is sent. httpx's response and its request
-    hold each other (a cycle): given bytes, a file's base64 lived on after its call until
-    Python's next full collection (measured: one body per call of a burst of 20 MiB files,
-    280 MiB, still held after all were answered)."""
+    """A request body let go of once it is sent. httpcore's reply holds its request until
+    closed, and an error's traceback holds every frame it passed (with the request in
+    their locals) while anything holds the error: given bytes, a file's base64 would live
+    as long as the request does, not as long as the sending. (Under httpx, whose response
+    and request held each other in a cycle, it did live on until Python's next full
+    collection: measured, one body per call of a burst of 20 MiB files, 280 MiB, still
+    held after all were answered.)"""
 
     def __init__(self, body: Body) -> None:
         self._body: Body | None = body
@@ -344,7 +354,7 @@ def _sent(reply: WebhookReply, body: Body) -> WebhookReply:
     return replace(reply, request_bytes=len(body), multipart=isinstance(body, FormBody))
 
 
-def _connect_failure(error: httpx.ConnectError, subject_token: str | None) -> TransportFailure:
+def _connect_failure(error: httpcore.ConnectError, subject_token: str | None) -> TransportFailure:
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, ssl.SSLError):

@@ -20,11 +20,12 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-import httpx
+import httpcore
 import trio
 
 from ..core.chunks import ChunkReader
 from ..core.contract import StreamedReply
+from .pool import reply_body
 
 if TYPE_CHECKING:
     from .client import ReplyRoom
@@ -42,7 +43,7 @@ RELAY_SPACING = 0.02
 
 
 async def read_stream(
-    reply: httpx.Response,
+    reply: httpcore.Response,
     subject_token: str | None,
     relay: Relay | None,
     max_text_bytes: int,
@@ -54,7 +55,7 @@ async def read_stream(
     reader = ChunkReader(max_text_bytes)
     if relay is None:
         await _read(reply, reader, lambda: None, room)
-        return reader.reply(reply.status_code, subject_token)
+        return reader.reply(reply.status, subject_token)
     # A wake-up for the relay: one pending is enough, it relays all there is.
     woken, wakes = trio.open_memory_channel[None](1)
 
@@ -75,18 +76,18 @@ async def read_stream(
     if failed is not None:
         raise failed
     _relay(reader, relay)  # what came since the last relay, before the reply is judged
-    return reader.reply(reply.status_code, subject_token)
+    return reader.reply(reply.status, subject_token)
 
 
 async def _read(
-    reply: httpx.Response,
+    reply: httpcore.Response,
     reader: ChunkReader,
     heard: Callable[[], None],
     room: ReplyRoom | None,
 ) -> None:
     """Feed the reader every piece, until the stream ends or stops; `heard` after each."""
     pieces = taken = 0
-    async for data in reply.aiter_raw():
+    async for data in reply_body(reply):
         reader.feed(data)
         if room is not None and reader.held_bytes > taken:
             await room.take(reader.held_bytes - taken)

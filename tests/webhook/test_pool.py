@@ -1,4 +1,5 @@
-"""The stack pool and its transport over real sockets: reuse, give-back, errors, TLS."""
+"""The stack pool over real sockets: reuse, give-back, errors, TLS; the webhook URL as
+httpcore takes it."""
 
 from __future__ import annotations
 
@@ -7,235 +8,138 @@ import inspect
 import re
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
-import h11
 import httpcore
 import httpx
 import pytest
 import trio
 import trustme
 
+import n8n_a2a.webhook.network
 import n8n_a2a.webhook.pool
-from n8n_a2a.webhook.pool import StackPoolTransport
-
-#: A body far bigger than the socket buffers, so it cannot arrive before it is read.
-BIG = 8 * 1024 * 1024
+from n8n_a2a.webhook.pool import StackPool, reply_body, reply_header, request_url
+from tests.webhook.h11_server import Server, causes
 
 
-@dataclass
-class Server:
-    """A bare HTTP/1.1 server on 127.0.0.1 that counts its connections; the request's
-    path picks the reply: `/ok`, `/wait` (after 0.1 s), `/big` (BIG bytes), `/bye`
-    (then closes the connection, as after a keep-alive timeout), `/cut` (closes midway
-    through the body), `/hang-up` (closes without a reply), `/silent` (never replies)."""
-
-    ssl_context: ssl.SSLContext | None = None
-    port: int = 0
-    opened: int = 0
-    closed: int = 0
-    _changed: trio.Event = field(default_factory=trio.Event)
-
-    def url(self, path: str) -> str:
-        scheme = "https" if self.ssl_context else "http"
-        return f"{scheme}://127.0.0.1:{self.port}{path}"
-
-    async def wait_closed(self, count: int) -> None:
-        with trio.fail_after(5):
-            while self.closed < count:
-                await self._changed.wait()
-
-    def _note(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def serve_connection(self, tcp: trio.SocketStream) -> None:
-        self.opened += 1
-        stream: trio.abc.Stream = tcp
-        if self.ssl_context is not None:
-            stream = trio.SSLStream(tcp, self.ssl_context, server_side=True)
-        connection = h11.Connection(h11.SERVER)
-        try:
-            while isinstance(request := await _next_event(connection, stream), h11.Request):
-                while not isinstance(await _next_event(connection, stream), h11.EndOfMessage):
-                    pass
-                if not await self._answer(request.target.decode(), connection, stream):
-                    return
-                connection.start_next_cycle()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # the client closed it, or failed the TLS handshake
-        finally:
-            await stream.aclose()
-            self.closed += 1
-            self._note()
-
-    async def _answer(self, path: str, connection: h11.Connection, stream: trio.abc.Stream) -> bool:
-        """Reply; whether the connection stays open for another request."""
-        if path == "/hang-up":
-            return False
-        if path == "/silent":
-            while await stream.receive_some():
-                pass
-            return False
-        if path == "/wait":
-            await trio.sleep(0.1)
-        body = b"x" * BIG if path == "/big" else path.encode()
-        length = 1000 if path == "/cut" else len(body)
-        head = h11.Response(status_code=200, headers=[("Content-Length", str(length))])
-        if path == "/cut":
-            await _send(connection, stream, head, h11.Data(data=b"x" * 10))
-            return False
-        await _send(connection, stream, head, h11.Data(data=body), h11.EndOfMessage())
-        return path != "/bye"
-
-
-async def _next_event(connection: h11.Connection, stream: trio.abc.Stream) -> object:
-    while (event := connection.next_event()) is h11.NEED_DATA:
-        connection.receive_data(bytes(await stream.receive_some(65536)))
-    return event
-
-
-async def _send(connection: h11.Connection, stream: trio.abc.Stream, *events: h11.Event) -> None:
-    await stream.send_all(b"".join(connection.send(event) or b"" for event in events))
-
-
-async def start_server(nursery: trio.Nursery, ssl_context: ssl.SSLContext | None = None) -> Server:
-    server = Server(ssl_context)
-    listeners = await nursery.start(
-        partial(trio.serve_tcp, host="127.0.0.1"), server.serve_connection, 0
-    )
-    server.port = listeners[0].socket.getsockname()[1]
-    return server
-
-
-@pytest.fixture
-async def server(nursery: trio.Nursery) -> Server:
-    return await start_server(nursery)
-
-
-def open_client(
-    ssl_context: ssl.SSLContext | None = None, timeout: float = 5.0
-) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=StackPoolTransport(ssl_context or ssl.create_default_context()),
-        timeout=timeout,
-        trust_env=False,
+def request(
+    url: str, headers: Sequence[tuple[bytes, bytes]] = (), **extensions: object
+) -> httpcore.Request:
+    target, host = request_url(url)
+    return httpcore.Request(
+        b"GET", target, headers=[(b"Host", host), *headers], extensions=extensions
     )
 
 
+async def get(
+    pool: StackPool, url: str, headers: Sequence[tuple[bytes, bytes]] = (), **extensions: object
+) -> tuple[int, bytes]:
+    """The reply's status and its body, read whole."""
+    async with pool.exchange(request(url, headers, **extensions)) as reply:
+        body = b"".join([piece async for piece in reply_body(reply)])
+    return reply.status, body
+
+
 @pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with open_client() as client:
-        yield client
+async def pool() -> AsyncIterator[StackPool]:
+    pool = StackPool(ssl.create_default_context())
+    yield pool
+    await pool.aclose()
 
 
 async def test_calls_one_after_another_share_one_connection(
-    server: Server, client: httpx.AsyncClient
+    server: Server, pool: StackPool
 ) -> None:
     for _ in range(5):
-        reply = await client.get(server.url("/ok"))
-        assert (reply.status_code, reply.content) == (200, b"/ok")
+        assert await get(pool, server.url("/ok")) == (200, b"/ok")
     assert server.opened == 1
 
 
 @pytest.mark.parametrize("read_a_part", [False, True])
 async def test_a_reply_closed_early_gives_its_connection_back(
-    server: Server, client: httpx.AsyncClient, read_a_part: bool
+    server: Server, pool: StackPool, read_a_part: bool
 ) -> None:
-    async with client.stream("GET", server.url("/big")) as reply:
+    async with pool.exchange(request(server.url("/big"))) as reply:
         if read_a_part:
-            async for _ in reply.aiter_raw():
+            async for _ in reply_body(reply):
                 break
     # Unread, the rest of the body would come before any next reply: it is closed.
     await server.wait_closed(1)
-    reply = await client.get(server.url("/ok"))
-    assert (reply.status_code, reply.content) == (200, b"/ok")
+    assert await get(pool, server.url("/ok")) == (200, b"/ok")
     assert server.opened == 2
 
 
-async def test_a_connection_the_server_closed_is_dropped(
-    server: Server, client: httpx.AsyncClient
-) -> None:
-    assert (await client.get(server.url("/bye"))).status_code == 200
+async def test_a_connection_the_server_closed_is_dropped(server: Server, pool: StackPool) -> None:
+    assert (await get(pool, server.url("/bye")))[0] == 200
     await server.wait_closed(1)
-    reply = await client.get(server.url("/ok"))
-    assert (reply.status_code, reply.content) == (200, b"/ok")
+    assert await get(pool, server.url("/ok")) == (200, b"/ok")
     assert server.opened == 2
 
 
-async def test_closing_the_client_closes_the_idle_connections(server: Server) -> None:
-    async with open_client() as client:
-        await client.get(server.url("/ok"))
-        assert server.closed == 0
+async def test_closing_the_pool_closes_the_idle_connections(server: Server) -> None:
+    pool = StackPool(ssl.create_default_context())
+    await get(pool, server.url("/ok"))
+    assert server.closed == 0
+    await pool.aclose()
     await server.wait_closed(1)
 
 
 async def test_many_concurrent_calls_each_get_a_connection_then_reuse_them(
-    server: Server, client: httpx.AsyncClient
+    server: Server, pool: StackPool
 ) -> None:
-    replies: list[httpx.Response] = []
+    replies: list[tuple[int, bytes]] = []
 
-    async def get() -> None:
-        replies.append(await client.get(server.url("/wait")))
+    async def call() -> None:
+        replies.append(await get(pool, server.url("/wait")))
 
     for _ in range(2):
         async with trio.open_nursery() as nursery:
             for _ in range(100):
-                nursery.start_soon(get)
-    assert [(r.status_code, r.content) for r in replies] == [(200, b"/wait")] * 200
+                nursery.start_soon(call)
+    assert replies == [(200, b"/wait")] * 200
     assert server.opened == 100  # the second hundred all went over the first's connections
 
 
 @pytest.mark.parametrize("path", ["/cut", "/hang-up"])
-async def test_a_server_that_closes_mid_reply_is_a_protocol_error(
-    server: Server, client: httpx.AsyncClient, path: str
+async def test_a_server_that_closes_mid_reply_is_a_protocol_or_read_error(
+    server: Server, pool: StackPool, path: str
 ) -> None:
-    with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)) as error:
-        await client.get(server.url(path))
-    assert isinstance(error.value.__cause__, httpcore.RemoteProtocolError | httpcore.ReadError)
-    assert (await client.get(server.url("/ok"))).status_code == 200
+    with pytest.raises((httpcore.RemoteProtocolError, httpcore.ReadError)):
+        await get(pool, server.url(path))
+    await server.wait_closed(1)
+    assert (await get(pool, server.url("/ok")))[0] == 200
 
 
-async def test_a_refused_connection_is_a_connect_error(client: httpx.AsyncClient) -> None:
+async def test_a_refused_connection_is_a_connect_error(pool: StackPool) -> None:
     with socket.socket() as bound_not_listening:
         bound_not_listening.bind(("127.0.0.1", 0))
         port = bound_not_listening.getsockname()[1]
-        with pytest.raises(httpx.ConnectError):
-            await client.get(f"http://127.0.0.1:{port}/ok")
+        with pytest.raises(httpcore.ConnectError):
+            await get(pool, f"http://127.0.0.1:{port}/ok")
 
 
-async def test_no_reply_in_time_is_a_timeout(server: Server) -> None:
-    async with open_client(timeout=0.2) as client:
-        with pytest.raises(httpx.ReadTimeout):
-            await client.get(server.url("/silent"))
+async def test_a_call_cut_at_its_deadline_closes_its_connection(
+    server: Server, pool: StackPool
+) -> None:
+    with trio.move_on_after(0.2) as deadline:
+        await get(pool, server.url("/silent"))
+    assert deadline.cancelled_caught
+    await server.wait_closed(1)
+
+
+async def test_a_read_timeout_asked_for_is_kept(server: Server, pool: StackPool) -> None:
+    with pytest.raises(httpcore.ReadTimeout):
+        await get(pool, server.url("/silent"), timeout={"read": 0.2})
     await server.wait_closed(1)
 
 
 async def test_a_header_h11_refuses_is_a_local_protocol_error(
-    server: Server, client: httpx.AsyncClient
+    server: Server, pool: StackPool
 ) -> None:
-    with pytest.raises(httpx.LocalProtocolError):
-        await client.get(server.url("/ok"), headers={"X-Bad": "a\x00b"})
-
-
-async def test_an_unsupported_scheme_is_refused(client: httpx.AsyncClient) -> None:
-    with pytest.raises(httpx.UnsupportedProtocol, match="ftp://"):
-        await client.get("ftp://127.0.0.1/ok")
-
-
-@pytest.fixture(scope="module")
-def authority() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-async def tls_server(nursery: trio.Nursery, authority: trustme.CA) -> Server:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
-    return await start_server(nursery, context)
+    with pytest.raises(httpcore.LocalProtocolError):
+        await get(pool, server.url("/ok"), [(b"X-Bad", b"a\x00b")])
 
 
 async def test_tls_with_the_given_context_reuses_its_connection(
@@ -243,29 +147,63 @@ async def test_tls_with_the_given_context_reuses_its_connection(
 ) -> None:
     context = ssl.create_default_context()
     authority.configure_trust(context)
-    async with open_client(context) as client:
-        for _ in range(3):
-            reply = await client.get(tls_server.url("/ok"))
-            assert (reply.status_code, reply.content) == (200, b"/ok")
+    pool = StackPool(context)
+    for _ in range(3):
+        assert await get(pool, tls_server.url("/ok")) == (200, b"/ok")
+    await pool.aclose()
     assert tls_server.opened == 1
 
 
 async def test_an_untrusted_certificate_is_a_connect_error_caused_by_tls(
-    tls_server: Server, client: httpx.AsyncClient
+    tls_server: Server, pool: StackPool
 ) -> None:
-    with pytest.raises(httpx.ConnectError) as error:
-        await client.get(tls_server.url("/ok"))
+    with pytest.raises(httpcore.ConnectError) as error:
+        await get(pool, tls_server.url("/ok"))
     assert any(isinstance(cause, ssl.SSLCertVerificationError) for cause in causes(error.value))
 
 
-def causes(error: BaseException | None) -> Iterator[BaseException]:
-    """The error and what caused it, as the webhook client walks them to tell TLS apart."""
-    while error is not None:
-        yield error
-        error = error.__cause__ or error.__context__
+# The webhook URL as httpx sent it: httpx is the reference, no longer on the path.
 
 
-# The guard: the pool must stay on httpx's and httpcore's public API.
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:5678/webhook/check",
+        "https://N8N.Example:443/webhook/check?gate=1&x=a b",
+        "http://n8n.example:80",
+        "http://[::1]:5678/webhook/x",
+        "https://bücher.example/webhook/prüfen?q=ä",
+        'http://n8n.example/a path/{x}/%41%zz?k="v"<>#fragment',
+    ],
+)
+def test_the_webhook_url_goes_as_httpx_sent_it(url: str) -> None:
+    target, host = request_url(url)
+    reference = httpx.Request("POST", url)
+    assert (target.scheme, target.host, target.port, target.target) == (
+        reference.url.raw_scheme,
+        reference.url.raw_host,
+        reference.url.port,
+        reference.url.raw_path,
+    )
+    assert host == reference.headers["Host"].encode()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"Content-Type", b"application/json")],
+        [(b"content-type", b"text/plain"), (b"X-Other", b"x"), (b"CONTENT-TYPE", b"text/html")],
+        [(b"Content-Type", "text/plain; name=Grüße".encode())],
+        [(b"Content-Type", "text/plain; name=Grüße".encode("latin-1"))],
+        [(b"X-Other", b"x")],
+    ],
+)
+def test_a_reply_header_reads_as_httpx_read_it(headers: list[tuple[bytes, bytes]]) -> None:
+    reply = httpcore.Response(200, headers=headers)
+    assert reply_header(reply, b"content-type") == httpx.Headers(headers).get("content-type", "")
+
+
+# The guard: the pool and its backend must stay on httpx's and httpcore's public API.
 
 LIBRARIES = {"httpx", "httpcore"}
 
@@ -343,8 +281,8 @@ def _resolve(expression: ast.expr, namespace: dict[str, object]) -> object:
     return getattr(_resolve(expression.value, namespace), expression.attr)
 
 
-def test_the_pool_uses_no_private_name_of_httpx_or_httpcore() -> None:
-    module = n8n_a2a.webhook.pool
+@pytest.mark.parametrize("module", [n8n_a2a.webhook.pool, n8n_a2a.webhook.network])
+def test_the_pool_uses_no_private_name_of_httpx_or_httpcore(module: ModuleType) -> None:
     source = Path(inspect.getfile(module)).read_text()
     assert private_uses(source, vars(module)) == []
 
