@@ -12,6 +12,7 @@ in a worker thread so that the A2A routes go on meanwhile.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -41,6 +42,15 @@ logger = logging.getLogger(__name__)
 #: An A2A route: the request, answered.
 Route = Callable[[Asked], Awaitable[Answer]]
 
+_SLASHES = re.compile("/{2,}")
+
+
+def merged_slashes(path: str) -> str:
+    """The path a route is found by: each run of slashes one slash, as quart's (werkzeug's)
+    routing merged them. A client that joins a public URL ending in "/" with
+    "/message:send" asks for "//message:send" (the A2A TCK does)."""
+    return _SLASHES.sub("/", path) if "//" in path else path
+
 
 class Front:
     """Routes each request: the A2A routes here, anything else to the operator's app."""
@@ -68,7 +78,8 @@ class Front:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
-        route = self._route(scope["method"], scope["path"]) if scope["type"] == "http" else None
+        path = merged_slashes(scope["path"]) if scope["type"] == "http" else ""
+        route = self._route(scope["method"], path) if scope["type"] == "http" else None
         if route is None:
             await self._operator(scope, receive, send)
             return
@@ -79,7 +90,7 @@ class Front:
         except Exception:
             # The traceback goes to the log; the caller gets its binding's error without it.
             logger.exception("unhandled error on %s %s", asked.method, asked.path)
-            answer = self._internal_error(asked)
+            answer = self._internal_error(path, asked)
         await send_answer(answer, send)
 
     def _route(self, method: str, path: str) -> Route | None:
@@ -100,9 +111,9 @@ class Front:
         """A GET of the endpoint (a browser, a first curl): 405, and what to POST."""
         return introduction(self._edge.settings)
 
-    def _internal_error(self, asked: Asked) -> Answer:
+    def _internal_error(self, path: str, asked: Asked) -> Answer:
         internal = A2AError(ErrorCode.INTERNAL_ERROR, INTERNAL)
-        if asked.path != self._rpc_path and asked.path not in self._card_paths:
+        if path != self._rpc_path and path not in self._card_paths:
             return rest.refuse(self._edge, internal, asked.headers.get("Accept"))
         return error_response(None, V1, internal)
 

@@ -12,8 +12,9 @@ from n8n_a2a.app import front
 from n8n_a2a.app.edge import Edge
 from n8n_a2a.app.front import OperatorApp
 from n8n_a2a.observability.metrics import Metrics
-from tests.support.adapter import make_settings
+from tests.support.adapter import AdapterFactory, free_port, make_settings
 from tests.support.jsonrpc import V1, rpc, send_v1
+from tests.support.stub_webhook import StubWebhook
 
 
 async def test_a_path_of_the_a2a_routes_refuses_another_method_saying_which_it_takes(
@@ -38,6 +39,24 @@ async def test_the_operators_paths_are_the_operators_app_and_the_a2a_routes_are_
     assert health.json() == {"status": "ok"}
     assert "n8n_a2a" in metrics.text
     assert found.json()["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_path_with_doubled_slashes_is_the_a2a_route_of_its_merged_path(
+    adapter: str, start_adapter: AdapterFactory, stub: StubWebhook
+) -> None:
+    # A client that joins a public URL ending in "/" with "/message:send" asks for
+    # "//message:send" (the A2A TCK does); quart's routing merged the slashes, and so
+    # does the front. Under a public URL with a path too.
+    task = (await rpc(adapter + "/", send_v1("hi"), V1))["result"]["task"]
+    port = free_port()
+    under = await start_adapter(stub.url, port=port, public_url=f"http://127.0.0.1:{port}/a2a/")
+    async with httpx.AsyncClient(headers=V1) as http:
+        card = await http.get(adapter + "/.well-known/agent-card.json")
+        found = await http.get(adapter + f"/tasks/{task['id']}")
+        sent = await http.post(under + "/message:send", json=send_v1("hi")["params"])
+    assert card.json()["name"] == make_settings().agent_name
+    assert found.json()["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert sent.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 def test_a_start_that_serves_only_the_a2a_routes_imports_no_quart() -> None:
