@@ -28,10 +28,10 @@ import trio
 from .. import __version__
 from ..protocol.push import AllowList, IPAddress
 from ..webhook.httpcore_errors import httpx_errors
+from .attempts import Answer, Attempt
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups
-from .route import Answer, Attempt
 
 #: Seconds one attempt may take in all: the spec recommends 10 to 30.
 ATTEMPT_TIMEOUT = 10.0

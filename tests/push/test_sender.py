@@ -16,7 +16,7 @@ import trio.testing
 import trustme
 
 from n8n_a2a.protocol.push import AllowList, IPAddress
-from n8n_a2a.push.route import Answer
+from n8n_a2a.push.attempts import Answer
 from n8n_a2a.push.sender import MAX_PER_ADDRESS, PushSender
 from tests.support.push import Resolver
 from tests.support.push_receiver import PushReceiver, start_push_receiver
