@@ -159,8 +159,9 @@ def _timed(
     stream: bool = False,
     warm_up: bool = True,
 ) -> tuple[dict[str, float], float]:
-    """A warm-up, then a wrk run timed: its summary and the server's CPU seconds over it."""
-    if warm_up:
+    """A warm-up (none when `settings.warmup_s` is 0), then a wrk run timed: its summary
+    and the server's CPU seconds over it."""
+    if warm_up and settings.warmup_s > 0:
         wrk(load, settings, connections, settings.warmup_s, stream=stream)
     used = _cpu(pid)
     summary = wrk(load, settings, connections, seconds, stream=stream)

@@ -1,8 +1,6 @@
 """n8n-a2a: an Agent2Agent (A2A) facade in front of one n8n workflow."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("n8n-a2a")
-except PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0.0.0"
+# pyproject.toml's version, written here rather than read from the installed metadata:
+# importlib.metadata's import and its scan of sys.path were an eighth of a start's
+# instructions (tests/test_main.py holds the two equal).
+__version__ = "0.1.0"

@@ -7,6 +7,9 @@ import json
 import socket
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +195,16 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == f"n8n-a2a {__version__}\n"
+
+
+def test_the_version_is_the_one_pyproject_and_the_installed_metadata_give() -> None:
+    """n8n_a2a.__version__ is written out, not read from the metadata at every start."""
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert __version__ == pyproject["project"]["version"] == version("n8n-a2a")
+
+
+def test_the_package_imports_no_metadata_reader_for_its_version() -> None:
+    """importlib.metadata (email, zipfile, and a walk over sys.path) is no part of a start."""
+    code = "import sys, n8n_a2a; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"

@@ -346,3 +346,17 @@ def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_pa
     assert (
         refused.stderr.strip() == "bench/instructions.py needs valgrind: apt-get install valgrind"
     )
+
+
+def test_bench_instructions_judges_every_load_against_the_goal_of_issue_33() -> None:
+    figures = {"jsonrpc c=1": "4.500", "jsonrpc c=64": "4.501 (12 LL misses)", "rest c=64": "-"}
+    code = (
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"from instructions import verdict; print(verdict('n8n-a2a', {figures!r}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == (
+        "n8n-a2a targets: jsonrpc c=1 <= 4.5 M PASS, jsonrpc c=64 <= 4.5 M FAIL, rest c=64 -\n"
+    )

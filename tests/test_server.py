@@ -196,8 +196,9 @@ trio.run(main)
 def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> None:
     """Without a store URL, an issuer or a signing key, the PostgreSQL driver, PyJWT and
     cryptography (and our modules on them) cost the start their import and their memory
-    for nothing, as does the streamed reply's reading without ADAPTER_WEBHOOK_STREAMING:
-    they are imported by the configuration that names them, not before."""
+    for nothing, as do the streamed reply's reading without ADAPTER_WEBHOOK_STREAMING,
+    OpenTelemetry without an endpoint, and the push routes' tables before a config: they
+    are imported by the configuration (or the first config) that names them, not before."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -216,12 +217,16 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     assert done.returncode == 0, done.stderr
     modules = set(done.stdout.split())
     assert "n8n_a2a.app" in modules  # the listing is of a process that served
-    unused = ("psycopg", "jwt", "cryptography")
+    unused = ("psycopg", "jwt", "cryptography", "opentelemetry")
     ours = (
         "n8n_a2a.store.postgres",
         "n8n_a2a.push.postgres",
         "n8n_a2a.auth.verifier",
         "n8n_a2a.webhook.streamed_reply",
         "n8n_a2a.core.chunks",
+        "n8n_a2a.observability.otel_traces",
+        "n8n_a2a.push.driving",
+        "n8n_a2a.push.route",
+        "n8n_a2a.push.queue",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

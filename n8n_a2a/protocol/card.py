@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from .media import TEXT_ONLY, Modes
 from .model import JSONObject
-from .rest import VERSION as REST_VERSION
-from .versions import SUPPORTED
+from .versions import REST_VERSION, SUPPORTED
 
 
 @dataclass(frozen=True, slots=True)

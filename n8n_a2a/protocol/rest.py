@@ -17,13 +17,11 @@ from .errors import A2AError, ErrorCode, quoted_id
 from .jsonrpc import InvalidRequest, dump, load
 from .model import JSONObject
 from .strict import may_hold_surrogates, unwritable
-from .versions import V1, negotiate
+from .versions import REST_VERSION, V1, negotiate
 
 #: What the binding answers in (spec §11.1), and the A2A media type it also takes.
 JSON = "application/json"
 MEDIA_TYPE = "application/a2a+json"
-#: The A2A version this binding serves: v0.3's REST shape is the v0.3 proto's, not v03.py's.
-VERSION = V1.facts.version
 #: Query fields read as numbers and as booleans (proto JSON names); others stay strings.
 _QUERY_INTS = frozenset({"historyLength", "pageSize"})
 _QUERY_BOOLS = frozenset({"includeArtifacts"})
@@ -107,8 +105,8 @@ def codec_for(requested: str | None) -> tuple[Codec, A2AError | None]:
     if unsupported is None and codec is not V1:
         unsupported = A2AError(
             ErrorCode.VERSION_NOT_SUPPORTED,
-            f"The HTTP+JSON binding serves A2A {VERSION}; A2A {codec.facts.version} clients use "
-            "JSON-RPC (the card's first interface)",
+            f"The HTTP+JSON binding serves A2A {REST_VERSION}; A2A {codec.facts.version} clients"
+            " use JSON-RPC (the card's first interface)",
         )
     return V1, unsupported
 

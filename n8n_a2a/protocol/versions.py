@@ -14,6 +14,9 @@ from .v1 import V1Shapes
 V1 = Codec(V1_0, V1Shapes())
 V03 = Codec(V0_3, V03Shapes())
 SUPPORTED = {codec.facts.version: codec for codec in (V1, V03)}
+#: The version the HTTP+JSON binding serves (rest.py): v0.3's REST shape is the v0.3
+#: proto's, not v03.py's. Here, so that the card names it without the binding's tables.
+REST_VERSION = V1.facts.version
 #: Every method of every version served: a metric's label is one of these, or "other".
 METHODS = frozenset(name for codec in SUPPORTED.values() for name in codec.facts.methods)
 

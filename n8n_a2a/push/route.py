@@ -40,45 +40,12 @@ from ..protocol import jsonrpc
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 from ..protocol.push import PushConfig
 from ..protocol.versions import codec_for
+from .attempts import Answer, Attempt, RetrySchedule
 from .queue import DEFAULT_LIMIT, Pending, UpdateQueue, is_chunk
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
-# Backoff before attempt n+1: half of min(cap, base * 2**(n-1)), plus up to as much again.
-BACKOFF_BASE = 0.5
-BACKOFF_CAP = 30.0
 #: The least time between two chunks of a streamed answer sent to one receiver, seconds.
 CHUNK_INTERVAL = 0.25
-
-
-class Answer(enum.Enum):
-    """What one POST came to, for its update's delivery."""
-
-    DELIVERED = "delivered"
-    RETRY = "retry"  # no answer, or one that asks to come back: try again later
-    REJECTED = "rejected"  # the receiver said no (4xx, or a redirect): never again
-    BLOCKED = "blocked"  # the policy refuses where the URL leads: not attempted
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    answer: Answer
-    #: What happened, for the log: a status line or an error. Never a header or the body.
-    detail: str
-    status: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RetrySchedule:
-    """How often, and how far apart, one update is POSTed to a receiver that lags."""
-
-    max_attempts: int = 5
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
-
-    def delay(self, attempts: int, draw: float) -> float:
-        """Seconds before the next attempt after `attempts`; `draw` in [0, 1) is the jitter."""
-        ceiling = min(self.backoff_cap, self.backoff_base * 2.0 ** (attempts - 1))
-        return ceiling / 2 + draw * (ceiling / 2)
 
 
 # Events: what the driver tells a route.

@@ -28,10 +28,10 @@ import trio
 from .. import __version__
 from ..protocol.push import AllowList, IPAddress
 from ..webhook.httpcore_errors import httpx_errors
+from .attempts import Answer, Attempt
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups
-from .route import Answer, Attempt
 
 #: Seconds one attempt may take in all: the spec recommends 10 to 30.
 ATTEMPT_TIMEOUT = 10.0
@@ -134,13 +134,24 @@ class PushSender:
         self._timeout = timeout
         self._posts = trio.CapacityLimiter(max_concurrent)
         self._per_address: KeyedLimiters[IPAddress] = KeyedLimiters(max_per_address)
-        self._client = httpx.AsyncClient(
-            transport=transport or _OneConnectionEach(ssl_context or ssl.create_default_context()),
-            follow_redirects=False,
-            timeout=httpx.Timeout(timeout),
-            trust_env=False,
-            headers={"User-Agent": f"n8n-a2a/{__version__}"},
-        )
+        self._ssl_context = ssl_context
+        self._transport = transport
+        self._opened: httpx.AsyncClient | None = None
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """The client, made by the first POST: the system's trust store it reads costs
+        milliseconds of CPU and 2 MiB, which a start that never pushes need not pay."""
+        if self._opened is None:
+            context = self._ssl_context or ssl.create_default_context()
+            self._opened = httpx.AsyncClient(
+                transport=self._transport or _OneConnectionEach(context),
+                follow_redirects=False,
+                timeout=httpx.Timeout(self._timeout),
+                trust_env=False,
+                headers={"User-Agent": f"n8n-a2a/{__version__}"},
+            )
+        return self._opened
 
     async def __aenter__(self) -> PushSender:
         return self
@@ -151,7 +162,8 @@ class PushSender:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self._client.aclose()
+        if self._opened is not None:
+            await self._opened.aclose()
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: look the host up, judge it, POST to the first address that connects."""

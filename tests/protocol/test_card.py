@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 from a2a.compat.v0_3 import types as v03_types
@@ -195,3 +197,13 @@ def test_the_modes_are_the_cards_and_the_skills_in_both_shapes() -> None:
 def test_without_modes_the_card_says_text_in_text_out() -> None:
     card = agent_card(FACTS, legacy_fields=False)
     assert card["defaultInputModes"] == card["defaultOutputModes"] == ["text/plain"]
+
+
+def test_the_card_and_the_configuration_need_none_of_the_rest_bindings_tables() -> None:
+    """The card names the binding's version; its routes and errors wait until asked."""
+    code = (
+        "import sys, n8n_a2a.config, n8n_a2a.protocol.card; "
+        "print('n8n_a2a.protocol.rest' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"

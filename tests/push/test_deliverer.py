@@ -26,28 +26,16 @@ from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Artifact, ArtifactUpdate, Part, Task, TaskState
 from n8n_a2a.protocol.push import AllowList, PushAuthentication, PushConfig
-from n8n_a2a.push.deliverer import Deliverer, Sender
-from n8n_a2a.push.memory import MemoryPushConfigStore
-from n8n_a2a.push.route import CHUNK_INTERVAL, Answer, Attempt
+from n8n_a2a.push.attempts import Answer, Attempt, Sender
+from n8n_a2a.push.deliverer import Deliverer
+from n8n_a2a.push.route import CHUNK_INTERVAL
 from n8n_a2a.push.sender import PushSender
 from n8n_a2a.store.memory import MemoryTaskStore
-from tests.support.push import Board, Post, ScriptedSender
+from tests.support.push import Board, Post, ScriptedSender, WatchedConfigs
 from tests.support.push_receiver import PushReceiver, start_push_receiver
 
 FAST = "http://fast.example/hook"
 SLOW = "http://slow.example/hook"
-
-
-class WatchedConfigs(MemoryPushConfigStore):
-    """The memory store, noting which tasks it was told have ended."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ended: list[str] = []
-
-    async def task_ended(self, task_id: str) -> None:
-        self.ended.append(task_id)
-        await super().task_ended(task_id)
 
 
 @asynccontextmanager

@@ -25,10 +25,9 @@ from n8n_a2a.protocol.model import (
     TaskStatus,
 )
 from n8n_a2a.protocol.push import PushAuthentication, PushConfig
+from n8n_a2a.push.attempts import Answer, Attempt, RetrySchedule
 from n8n_a2a.push.route import (
     Action,
-    Answer,
-    Attempt,
     Attempted,
     Broke,
     Close,
@@ -41,7 +40,6 @@ from n8n_a2a.push.route import (
     ReadTask,
     Ready,
     Report,
-    RetrySchedule,
     Route,
     TaskEnded,
     TaskRead,
@@ -298,27 +296,6 @@ def test_what_is_left_counts_the_update_under_way() -> None:
     assert route.left == 3  # one under way, two queued
     route.handle(posted(DELIVERED))
     assert route.left == 2
-
-
-@pytest.mark.parametrize(
-    ("attempts", "draw", "delay"),
-    [
-        (1, 0.0, 0.25),  # docs/push.md: 0.25-0.5 s first
-        (1, 0.999, 0.49975),
-        (2, 0.0, 0.5),  # then twice that
-        (3, 0.5, 1.5),
-        (7, 0.0, 15.0),
-        (8, 0.0, 15.0),  # up to 30 s
-        (8, 0.999, 29.985),
-        (20, 0.5, 22.5),
-    ],
-)
-def test_the_backoff_doubles_up_to_its_cap(attempts: int, draw: float, delay: float) -> None:
-    assert RetrySchedule().delay(attempts, draw) == pytest.approx(delay)
-
-
-def test_the_backoff_cap_is_a_setting() -> None:
-    assert RetrySchedule(backoff_cap=4.0).delay(10, 0.5) == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import trio.testing
 import trustme
 
 from n8n_a2a.protocol.push import AllowList, IPAddress
-from n8n_a2a.push.route import Answer
+from n8n_a2a.push.attempts import Answer
 from n8n_a2a.push.sender import MAX_PER_ADDRESS, PushSender
 from tests.support.push import Resolver
 from tests.support.push_receiver import PushReceiver, start_push_receiver
@@ -58,6 +58,30 @@ async def test_what_each_answer_means(receiver: PushReceiver, status: int, answe
     assert delivery.path == "/hook"
     assert delivery.body == b'{"statusUpdate":{}}'
     assert delivery.headers["user-agent"].startswith("n8n-a2a/")
+
+
+async def test_the_trust_store_is_read_by_the_first_post_not_by_the_start(
+    receiver: PushReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[ssl.SSLContext] = []
+    create = ssl.create_default_context
+
+    def counted() -> ssl.SSLContext:
+        made.append(create())
+        return made[-1]
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    async with PushSender(LOOPBACK):
+        pass
+    assert made == []  # a start and stop with no push config read no certificates
+    async with PushSender(LOOPBACK) as sender:
+        assert made == []
+        receiver.statuses = [200, 200]
+        for _ in range(2):
+            attempt = await sender.post(receiver.url, b"{}", {})
+            assert attempt.answer is Answer.DELIVERED
+    assert len(made) == 1
+    assert len(receiver.received) == 2
 
 
 async def test_a_redirect_is_not_followed(receiver: PushReceiver) -> None:

@@ -22,7 +22,8 @@ from n8n_a2a.protocol.model import (
     TaskStatus,
 )
 from n8n_a2a.protocol.push import IPAddress
-from n8n_a2a.push.route import Answer, Attempt
+from n8n_a2a.push.attempts import Answer, Attempt
+from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
@@ -131,3 +132,15 @@ class ScriptedSender:
 
     def to(self, url: str) -> list[Post]:
         return [post for post in self.posts if post.url == url]
+
+
+class WatchedConfigs(MemoryPushConfigStore):
+    """The memory store, noting which tasks it was told have ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ended: list[str] = []
+
+    async def task_ended(self, task_id: str) -> None:
+        self.ended.append(task_id)
+        await super().task_ended(task_id)
