@@ -16,6 +16,7 @@ import ssl
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
@@ -139,7 +140,7 @@ class WebhookClient:
         self._streaming = settings.webhook_streaming
         self._multipart = settings.webhook_files == "multipart"
         self._max_reply = settings.max_reply_bytes
-        self._pool = StackPool(ssl.create_default_context(cafile=settings.ca_bundle))
+        self._pool = StackPool(partial(ssl.create_default_context, cafile=settings.ca_bundle))
         self._host = (b"Host", host)
 
     async def __aenter__(self) -> WebhookClient:

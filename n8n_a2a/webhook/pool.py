@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import ssl
 import typing
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from types import TracebackType
 from urllib.parse import quote, urlsplit
 
@@ -35,11 +35,13 @@ KEEPALIVE_EXPIRY = 5.0
 
 
 class StackPool:
-    """HTTP/1.1 connections, the idle ones on a stack; TLS with the given context."""
+    """HTTP/1.1 connections, the idle ones on a stack; TLS with the context `tls` makes,
+    made by the first https connection (reading a trust store costs a start about a
+    tenth of its instructions, which an http:// webhook never needs)."""
 
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        ssl_context.set_alpn_protocols(["http/1.1"])  # as httpcore offers it, without HTTP/2
-        self._ssl_context = ssl_context
+    def __init__(self, tls: Callable[[], ssl.SSLContext]) -> None:
+        self._tls = tls
+        self._ssl_context: ssl.SSLContext | None = None
         self._network = TrioNetwork()
         self._idle: collections.deque[httpcore.AsyncHTTP11Connection] = collections.deque()
         self._closed = False
@@ -77,8 +79,15 @@ class StackPool:
         stream = await self._network.connect_tcp(host, origin.port)
         if origin.scheme == b"https":
             # A failed or cancelled handshake closes its socket (webhook/network.py).
-            stream = await stream.start_tls(self._ssl_context, server_hostname=host)
+            stream = await stream.start_tls(self._tls_context(), server_hostname=host)
         return httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY)
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            self._ssl_context = self._tls()
+            # As httpcore offers it, without HTTP/2.
+            self._ssl_context.set_alpn_protocols(["http/1.1"])
+        return self._ssl_context
 
     async def give_back(self, connection: httpcore.AsyncHTTP11Connection) -> None:
         """Keep the connection for the next request if it can take one, else close it."""

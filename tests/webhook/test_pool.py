@@ -44,7 +44,7 @@ async def get(
 
 @pytest.fixture
 async def pool() -> AsyncIterator[StackPool]:
-    pool = StackPool(ssl.create_default_context())
+    pool = StackPool(ssl.create_default_context)
     yield pool
     await pool.aclose()
 
@@ -79,7 +79,7 @@ async def test_a_connection_the_server_closed_is_dropped(server: Server, pool: S
 
 
 async def test_closing_the_pool_closes_the_idle_connections(server: Server) -> None:
-    pool = StackPool(ssl.create_default_context())
+    pool = StackPool(ssl.create_default_context)
     await get(pool, server.url("/ok"))
     assert server.closed == 0
     await pool.aclose()
@@ -147,11 +147,27 @@ async def test_tls_with_the_given_context_reuses_its_connection(
 ) -> None:
     context = ssl.create_default_context()
     authority.configure_trust(context)
-    pool = StackPool(context)
+    made: list[ssl.SSLContext] = []
+
+    def tls() -> ssl.SSLContext:
+        made.append(context)
+        return context
+
+    pool = StackPool(tls)
     for _ in range(3):
         assert await get(pool, tls_server.url("/ok")) == (200, b"/ok")
     await pool.aclose()
     assert tls_server.opened == 1
+    assert made == [context]  # made once, by the first connection
+
+
+async def test_plain_http_never_makes_a_tls_context(server: Server) -> None:
+    def tls() -> ssl.SSLContext:
+        raise AssertionError("an http:// webhook needs no trust store")
+
+    pool = StackPool(tls)
+    assert await get(pool, server.url("/ok")) == (200, b"/ok")
+    await pool.aclose()
 
 
 async def test_an_untrusted_certificate_is_a_connect_error_caused_by_tls(
