@@ -103,7 +103,8 @@ class Connection(trio.abc.HalfCloseableStream):
         self.transport = transport
         self.timer = timer
         self.send_timeout = send_timeout
-        self.scope = trio.CancelScope(deadline=timer.deadline)
+        self._deadline = timer.deadline
+        self.scope = trio.CancelScope(deadline=self._deadline)
         self.answered = False  # the current request's response has begun
         self.abandoned = False
 
@@ -122,7 +123,10 @@ class Connection(trio.abc.HalfCloseableStream):
         )
 
     def retime(self) -> None:
-        self.scope.deadline = self.timer.deadline
+        # Most calls leave the phase as it was: trio's deadline setter is not free.
+        deadline = self.timer.deadline
+        if deadline != self._deadline:
+            self._deadline = self.scope.deadline = deadline
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         try:
