@@ -235,3 +235,84 @@ async def test_an_answer_before_the_body_says_the_connection_closes(
     assert list(start["headers"]) == [(b"connection", b"close")]
     # Still reading: the read timeout bounds what is left of the connection.
     assert exchange.phases == [Phase.READING, Phase.READING]
+
+
+class Wire:
+    """A transport that keeps each send it is asked for."""
+
+    def __init__(self) -> None:
+        self.sends: list[bytes] = []
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.sends.append(bytes(data))
+
+    async def send_eof(self) -> None:
+        self.sends.append(b"<eof>")
+
+    async def aclose(self) -> None:
+        self.sends.append(b"<close>")
+
+
+def on_wire() -> tuple[Wire, Connection]:
+    wire = Wire()
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=0.0)
+    return wire, Connection(cast("trio.SocketStream", wire), timer, SEND)
+
+
+async def hypercorn_writes(connection: Connection, *events: ASGISendEvent) -> None:
+    """An app's events through Exchanges, each written as hypercorn writes it: the head
+    on `http.response.start`, the body on the body's event."""
+
+    async def app(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+        for event in events:
+            await send(event)
+
+    async def write(event: ASGISendEvent) -> None:
+        if event["type"] == "http.response.start":
+            await connection.send_all(b"HEAD")
+        else:
+            await connection.send_all(cast("bytes", event.get("body", b"")))
+
+    async def no_request() -> ASGIReceiveEvent:
+        raise AssertionError("not read")
+
+    await Exchanges(cast("ASGIFramework", app), connection)(http_scope(), no_request, write)
+
+
+async def test_a_response_of_known_length_goes_out_in_one_send() -> None:
+    wire, connection = on_wire()
+    start: ASGISendEvent = {
+        "type": "http.response.start",
+        "status": 200,
+        "headers": [(b"Content-Length", b"4")],
+    }
+    await hypercorn_writes(
+        connection,
+        start,
+        {"type": "http.response.body", "body": b"body", "more_body": True},
+        {"type": "http.response.body", "body": b"", "more_body": False},
+    )
+    assert wire.sends == [b"HEADbody"]
+
+
+async def test_a_streams_head_goes_out_as_it_comes() -> None:
+    wire, connection = on_wire()
+    await hypercorn_writes(
+        connection,
+        {"type": "http.response.start", "status": 200, "headers": []},
+        {"type": "http.response.body", "body": b"event", "more_body": True},
+    )
+    assert wire.sends == [b"HEAD", b"event"]
+
+
+async def test_held_bytes_go_out_before_more_than_a_piece_and_before_the_end() -> None:
+    wire, connection = on_wire()
+    connection.hold()
+    await connection.send_all(b"HEAD")
+    large = bytes(100 * 1024)
+    await connection.send_all(large)
+    assert wire.sends == [b"HEAD", large[: 64 * 1024], large[64 * 1024 :]]
+    connection.hold()
+    await connection.send_all(b"HEAD")
+    await connection.aclose()
+    assert wire.sends[3:] == [b"HEAD", b"<close>"]
