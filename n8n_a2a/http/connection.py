@@ -167,13 +167,20 @@ class Connection(trio.abc.HalfCloseableStream):
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._end()
 
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+    def holds(self, data: bytes | bytearray | memoryview) -> bool:
+        """Whether `data` was held, to go with the next bytes sent: while holding, up to
+        one piece. An empty send (the end of a body of known length) sends what is held."""
         held = self._held
-        if held is not None:
-            if len(held) + len(data) <= _SEND_PIECE:
-                held += data
-                return
-            self._held = None
+        if held is None or not data or len(held) + len(data) > _SEND_PIECE:
+            return False
+        held += data
+        return True
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.holds(data):
+            return
+        held, self._held = self._held, None
+        if held:
             await self._send(held)
         await self._send(data)
 

@@ -41,10 +41,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import cast
 
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
+from hypercorn.events import Event, RawData
 from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
@@ -192,6 +194,15 @@ class _HTTP11Server(TCPServer):
     the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2), which makes
     its h11 connection: that one is replaced as the wrapper is stored.
     """
+
+    async def protocol_send(self, event: Event) -> None:
+        # Bytes the connection holds back (a response's head and body, to go out in one
+        # send: connection.py) need neither TCPServer's send lock nor its shielded scope:
+        # holding them awaits nothing, and each lock taken is a trip through trio's
+        # scheduler.
+        if isinstance(event, RawData) and cast("Connection", self.stream).holds(event.data):
+            return
+        await super().protocol_send(event)
 
     @property
     def protocol(self) -> ProtocolWrapper:

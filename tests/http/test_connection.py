@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import h11
 import pytest
@@ -316,3 +316,26 @@ async def test_held_bytes_go_out_before_more_than_a_piece_and_before_the_end() -
     await connection.send_all(b"HEAD")
     await connection.aclose()
     assert wire.sends[3:] == [b"HEAD", b"<close>"]
+
+
+async def test_the_server_holds_a_response_without_its_send_lock_and_sends_it_at_the_end() -> None:
+    from hypercorn.config import Config
+    from hypercorn.events import RawData
+    from hypercorn.trio.worker_context import WorkerContext
+
+    from n8n_a2a.http.hypercorn_seam import _HTTP11Server
+
+    wire, connection = on_wire()
+    # (hypercorn 0.17 and 0.18 annotate the app and the stream otherwise: see the seam.)
+    server = _HTTP11Server(
+        cast("Any", None), Config(), WorkerContext(None), {}, cast("Any", connection)
+    )
+    connection.hold()
+    async with server.send_lock:  # held elsewhere: a held piece does not wait for it
+        await server.protocol_send(RawData(b"HEAD"))
+        await server.protocol_send(RawData(b"body"))
+    assert wire.sends == []
+    await server.protocol_send(RawData(b""))  # the end of the body
+    assert wire.sends == [b"HEADbody"]
+    await server.protocol_send(RawData(b"next"))  # no longer holding
+    assert wire.sends == [b"HEADbody", b"next"]
