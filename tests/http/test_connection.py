@@ -255,7 +255,7 @@ class Wire:
 
 def on_wire() -> tuple[Wire, Connection]:
     wire = Wire()
-    timer = ConnectionTimer(KEEP_ALIVE, READ, since=0.0)
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=trio.current_time())
     return wire, Connection(cast("trio.SocketStream", wire), timer, SEND)
 
 
@@ -339,3 +339,41 @@ async def test_the_server_holds_a_response_without_its_send_lock_and_sends_it_at
     assert wire.sends == [b"HEADbody"]
     await server.protocol_send(RawData(b"next"))  # no longer holding
     assert wire.sends == [b"HEADbody", b"next"]
+
+
+class IdleTask:
+    """Stands in for TCPServer's idle task: notes what is asked of it."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def restart(self, task_group: object, action: object) -> None:
+        self.asked.append("restart")
+
+    async def stop(self) -> None:
+        self.asked.append("stop")
+
+
+async def test_the_server_spawns_no_idle_task_per_request_and_closes_idle_at_shutdown() -> None:
+    from hypercorn.config import Config
+    from hypercorn.events import Updated
+    from hypercorn.trio.worker_context import WorkerContext
+
+    from n8n_a2a.http.hypercorn_seam import _HTTP11Server
+
+    _, connection = on_wire()
+    context = WorkerContext(None)
+    server = _HTTP11Server(cast("Any", None), Config(), context, {}, cast("Any", connection))
+    server.idle_task = idle_task = cast("Any", IdleTask())
+    server._task_group = cast("Any", None)  # (what run() sets)
+    for idle in (False, True, False, True, False):  # three requests begin, two end
+        await server.protocol_send(Updated(idle=idle))
+    assert idle_task.asked == ["stop"]  # run()'s own, at the first request
+    server.close_if_idle()
+    assert not connection.scope.cancel_called  # a request is under way
+    await context.terminated.set()
+    await server.protocol_send(Updated(idle=True))  # after shutdown: TCPServer's way
+    assert idle_task.asked == ["stop", "restart"]
+    server.idle = True
+    server.close_if_idle()
+    assert connection.scope.cancel_called
