@@ -82,17 +82,20 @@ class Ledger:
 
     def ask(self, holder: Hashable, size: int, *, urgent: bool = False) -> Decision:
         """`holder` asks to hold `size` more bytes (a reply being read is `urgent`)."""
-        if self.holds(holder) + size > self.budget:
+        holds = self._held.get(holder, 0)
+        if holds + size > self.budget:
             self.leave(holder)
             return NEVER
-        first = self._first(urgent)
-        if first is not None and first != holder:
-            self._queue(holder, size, urgent)
-            return WAIT
+        if self._line:  # (nobody waits, nearly always: no line to look through)
+            first = self._first(urgent)
+            if first is not None and first != holder:
+                self._queue(holder, size, urgent)
+                return WAIT
         room = self.budget - self.held - self.kept
         if size <= room:
-            self._line.pop(holder, None)
-            self._held[holder] = self.holds(holder) + size
+            if self._line:
+                self._line.pop(holder, None)
+            self._held[holder] = holds + size
             self.held += size
             return GRANTED
         releases = self._to_release(size - room)
@@ -112,6 +115,8 @@ class Ledger:
     def next_in_line(self) -> Hashable | None:
         """The first in line, when what it waits for might now be had (held alone leaves
         room for it: kept bytes can be released); None otherwise."""
+        if not self._line:
+            return None
         first = self._first(urgent=False)
         if first is None or self._line[first].size > self.budget - self.held:
             return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import binascii
 import codecs
 import enum
+import functools
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -143,14 +144,16 @@ class _Allowed:
     input_required: bool
     modes: Modes
 
-    @property
-    def keys(self) -> frozenset[str]:
-        optional = {
-            "inputRequired": self.input_required,
-            "data": self.modes.gives(JSON),
-            "files": any(mode not in (TEXT, JSON) for mode in self.modes.outputs),
-        }
-        return _REQUIRED | {key for key, allowed in optional.items() if allowed}
+
+@functools.cache  # (one configuration a process: worked out once, not per reply)
+def _allowed_keys(input_required: bool, modes: Modes) -> frozenset[str]:
+    """The keys a reply may have."""
+    optional = {
+        "inputRequired": input_required,
+        "data": modes.gives(JSON),
+        "files": any(mode not in (TEXT, JSON) for mode in modes.outputs),
+    }
+    return _REQUIRED | {key for key, allowed in optional.items() if allowed}
 
 
 def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
@@ -226,7 +229,7 @@ def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
     if beyond is not None:
         return _off_contract(reply, beyond)
     keys = set(document)
-    if not _REQUIRED <= keys <= allowed.keys:
+    if not _REQUIRED <= keys <= _allowed_keys(allowed.input_required, allowed.modes):
         return _off_contract(reply, f"its keys are {sorted(document)}")
     parts, wrong = _reply_parts(document, allowed.modes)
     if wrong:

@@ -60,10 +60,12 @@ _NEXT: dict[TaskState, frozenset[TaskState]] = {
     ),
 }
 
+_NOWHERE: frozenset[TaskState] = frozenset()
+
 
 def may_move(current: TaskState, to: TaskState) -> bool:
     """Whether a task in `current` may move to `to`; False means the move lost its race."""
-    return to in _NEXT.get(current, frozenset())
+    return to in _NEXT.get(current, _NOWHERE)
 
 
 def may_cancel(current: TaskState) -> bool:

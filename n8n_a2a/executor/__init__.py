@@ -136,22 +136,24 @@ class Executor:
         `held`: the request's bytes under the memory budget, which its call gives back
         (the caller's, as before, if no call starts)."""
         self._calls.admit()
-        # A caller that hangs up must not leave a task made and never started.
-        with trio.CancelScope(shield=True):
+        # A caller that hangs up must not leave a task made and never started: one
+        # shielded scope from the task's making to its call's start (trio's scopes are
+        # not free), unshielded for a blocking send's wait alone.
+        with trio.CancelScope(shield=True) as making:
             task = await self._intake.receive(operation, caller)
             if not operation.blocking:
                 started = await self._calls.start(task, operation.message, caller, held)
                 return started.with_history_length(operation.history_length)
-        ended = trio.Event()
+            ended = trio.Event()
 
-        def hear(event: TaskEvent) -> None:
-            if isinstance(event, StatusUpdate) and event.final:
-                ended.set()
+            def hear(event: TaskEvent) -> None:
+                if isinstance(event, StatusUpdate) and event.final:
+                    ended.set()
 
-        with self._events.subscribe(task.id, hear):
-            with trio.CancelScope(shield=True):
+            with self._events.subscribe(task.id, hear):
                 await self._calls.start(task, operation.message, caller, held)
-            await ended.wait()
+                making.shield = False
+                await ended.wait()
         return await self.get(task.id, caller, operation.history_length)
 
     @asynccontextmanager
@@ -171,13 +173,13 @@ class Executor:
                 yield stream
             return
         self._calls.admit()
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True) as making:  # as in `send`
             task = await self._intake.receive(operation, caller)
-        with self._events.subscribe(task.id, stream.hear):
-            stream.begin(task)
-            with trio.CancelScope(shield=True):
+            with self._events.subscribe(task.id, stream.hear):
+                stream.begin(task)
                 await self._calls.start(task, operation.message, caller, held)
-            yield stream
+                making.shield = False
+                yield stream
 
     async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
         """Raise now what `stream` would raise before its first event, changing nothing: a

@@ -103,7 +103,7 @@ class MemoryBudget:
 
     async def _take(self, holder: object, size: int, urgent: bool) -> None:
         ledger = self._ledger
-        deadline = trio.current_time() + self._wait
+        deadline: float | None = None  # the wait's end, once it has to wait
         try:
             while True:
                 match ledger.ask(holder, size, urgent=urgent):
@@ -115,6 +115,8 @@ class MemoryBudget:
                     case Release(task_ids):
                         self._release(task_ids)
                     case Wait():
+                        if deadline is None:
+                            deadline = trio.current_time() + self._wait
                         woken = self._woken[holder] = trio.Event()
                         with trio.move_on_at(deadline):
                             await woken.wait()

@@ -21,7 +21,7 @@ answer then replaces them under the same artifact id.
 from __future__ import annotations
 
 import logging
-from contextlib import ExitStack
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -76,9 +76,8 @@ class _Call:
 
     request: WebhookRequest
     caller: Caller
+    hearing: AbstractContextManager[None]  # its task's events, to cut it (entered by `start`)
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    ended: trio.Event = field(default_factory=trio.Event)
-    hearing: ExitStack = field(default_factory=ExitStack)  # its task's events, to cut it
     task: Task | None = None  # as its last move here left it: a read saved when it ends
     webhook_status: int | None = None
     seconds: float | None = None
@@ -121,6 +120,7 @@ class CallRunner:
         self._skill_id = skill_id
         self._slots = CallSlots(max_concurrent_calls, max_queued_calls)
         self._calls: dict[str, _Call] = {}
+        self._none_left: trio.Event | None = None  # set once `_calls` empties, in a drain
         self._accepting = True
         self._input_required = input_required
         self._modes = modes
@@ -186,13 +186,14 @@ class CallRunner:
                 parts=message.parts,
             ),
             caller,
+            self._events.subscribe(task.id, self._cut_if_ended),
             span=span,
             held=held.pass_on() if held is not None else None,
             reply=self._budget.reservation() if self._budget is not None else None,
         )
         self._calls[task.id] = call
         # From now on a cut of the task, made anywhere, reaches the call.
-        call.hearing.enter_context(self._events.subscribe(task.id, self._cut_if_ended))
+        call.hearing.__enter__()
         slot = self._slots.claim(call)
         if not slot.waited:
             # The slot is taken now, so a non-blocking send already answers `working`.
@@ -267,11 +268,12 @@ class CallRunner:
         # A question recorded, the task's next turn may have its own call already.
         if self._calls.get(call.request.task_id) is call:
             del self._calls[call.request.task_id]
-        call.hearing.close()
+        call.hearing.__exit__(None, None, None)
         for reservation in (call.held, call.reply):
             if reservation is not None:
                 reservation.give_back()
-        call.ended.set()
+        if not self._calls and self._none_left is not None:
+            self._none_left.set()
 
     async def _call_workflow(self, call: _Call) -> Verdict:
         started = trio.current_time()
@@ -347,8 +349,9 @@ class CallRunner:
 
     async def _all_ended(self) -> None:
         """Until every call has ended (no new ones start once sends are refused)."""
-        while self._calls:
-            await next(iter(self._calls.values())).ended.wait()
+        if self._calls:
+            self._none_left = trio.Event()
+            await self._none_left.wait()
 
 
 def _end_turn(span: traces.Span, task: Task | None) -> None:

@@ -4,9 +4,11 @@
 each request's first byte and the client's end to a ConnectionTimer, and gives each
 piece of a send ADAPTER_SEND_TIMEOUT to go out. `Exchanges` is the ASGI layer over the
 app on that connection: it reports the request read and the response sent, shields that
-last send, and says `Connection: close` on an answer that comes before the request was
-read whole. The last words written without hypercorn (a 503 past the connection limit,
-a 408 past the read timeout) are here too.
+last send, says `Connection: close` on an answer that comes before the request was
+read whole, and has a response of known length written in one go: hypercorn writes its
+head on `http.response.start` and its body on the next event, two sends of the socket
+(and two trips through trio's scheduler) where one does. The last words written without
+hypercorn (a 503 past the connection limit, a 408 past the read timeout) are here too.
 """
 
 from __future__ import annotations
@@ -103,9 +105,12 @@ class Connection(trio.abc.HalfCloseableStream):
         self.transport = transport
         self.timer = timer
         self.send_timeout = send_timeout
-        self.scope = trio.CancelScope(deadline=timer.deadline)
+        self._deadline = timer.deadline
+        self.scope = trio.CancelScope(deadline=self._deadline)
         self.answered = False  # the current request's response has begun
         self.abandoned = False
+        #: Bytes held back to go out with the next ones (`hold`), up to one piece.
+        self._held: bytearray | None = None
 
     @property
     def socket(self) -> trio.socket.SocketType:
@@ -122,7 +127,10 @@ class Connection(trio.abc.HalfCloseableStream):
         )
 
     def retime(self) -> None:
-        self.scope.deadline = self.timer.deadline
+        # Most calls leave the phase as it was: trio's deadline setter is not free.
+        deadline = self.timer.deadline
+        if deadline != self._deadline:
+            self._deadline = self.scope.deadline = deadline
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         try:
@@ -144,7 +152,39 @@ class Connection(trio.abc.HalfCloseableStream):
         self.abandoned = True
         self.scope.cancel()
 
+    def hold(self) -> None:
+        """Hold what is sent from now on (up to one piece) until `release`: a response's
+        head, to go out with its body."""
+        self._held = bytearray()
+
+    async def release(self) -> None:
+        """Send what was held, and hold no more. A client gone meanwhile ends the
+        connection, as a send of hypercorn's that fails does."""
+        held, self._held = self._held, None
+        if held:
+            try:
+                await self._send(held)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._end()
+
+    def holds(self, data: bytes | bytearray | memoryview) -> bool:
+        """Whether `data` was held, to go with the next bytes sent: while holding, up to
+        one piece. An empty send (the end of a body of known length) sends what is held."""
+        held = self._held
+        if held is None or not data or len(held) + len(data) > _SEND_PIECE:
+            return False
+        held += data
+        return True
+
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.holds(data):
+            return
+        held, self._held = self._held, None
+        if held:
+            await self._send(held)
+        await self._send(data)
+
+    async def _send(self, data: bytes | bytearray | memoryview) -> None:
         # hypercorn shields its sends from cancellation, so a client that stops taking
         # a response would hold the connection, and shutdown, for ever. Each piece must
         # go out within the send timeout; a response's length and duration are unbounded.
@@ -160,10 +200,18 @@ class Connection(trio.abc.HalfCloseableStream):
         await self.transport.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
+        await self.release()
         await self.transport.send_eof()
 
     async def aclose(self) -> None:
-        await self.transport.aclose()
+        try:
+            await self.release()
+        finally:
+            await self.transport.aclose()
+
+
+def _has_length(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    return any(name.lower() == b"content-length" for name, _ in headers)
 
 
 def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -216,13 +264,21 @@ class Exchanges:
                         **event,
                         "headers": [*event.get("headers", ()), (b"connection", b"close")],
                     }
+                if _has_length(event.get("headers", ())):
+                    # Its body comes at once (a stream's events may not: its head goes
+                    # out as it comes).
+                    connection.hold()
+                await send(event)
+                return
             if event["type"] != "http.response.body" or event.get("more_body", False):
                 await send(event)
+                await connection.release()
                 return
             # hypercorn finishes the exchange inside this call, and quart-trio cancels
             # the calling task as soon as hypercorn, in there, reports the request over.
             with trio.CancelScope(shield=True):
                 await send(event)
+                await connection.release()
             connection.timer.response_sent(trio.current_time())
             connection.retime()
 

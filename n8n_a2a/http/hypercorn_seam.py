@@ -41,10 +41,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import cast
 
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
+from hypercorn.events import Event, RawData, Updated
 from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
@@ -107,6 +109,7 @@ async def serve_http(
             finally:
                 # Idle connections close at once; the others get graceful_timeout.
                 await context.terminated.set()
+                accept.close_idle()
                 connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
@@ -137,6 +140,7 @@ class _Acceptor:
         self._refusing = 0
         self._full_noted = False
         self._busy = busy_response(limits.connections)
+        self._serving: set[_HTTP11Server] = set()
         self._too_slow = read_timeout_response(self._read_timeout)
 
     async def __call__(self, stream: trio.SocketStream) -> None:
@@ -162,11 +166,20 @@ class _Acceptor:
             # takes any stream with a `socket` and no `do_handshake` (0.17 annotates
             # trio.abc.Stream).
             server = _HTTP11Server(app, self._config, self._context, self._state, connection)  # type: ignore[arg-type]
-            await server.run()
+            self._serving.add(server)
+            try:
+                await server.run()
+            finally:
+                self._serving.discard(server)
         if connection.timed_out_reading:
             # The request's sender learns why; a client that sent nothing yet (idle
             # keep-alive) gets no bytes it could take for the answer to its next request.
             await say_farewell(stream, self._too_slow)
+
+    def close_idle(self) -> None:
+        """At shutdown: close the connections between a response and the next request."""
+        for server in self._serving:
+            server.close_if_idle()
 
     async def _refuse(self, stream: trio.SocketStream) -> None:
         if not self._full_noted:
@@ -186,12 +199,42 @@ class _Acceptor:
 
 class _HTTP11Server(TCPServer):
     """hypercorn's per-connection server, its protocol reading requests through an
-    HTTP11Connection.
+    HTTP11Connection, and no task of its own per request for idle time.
+
+    TCPServer times a connection's idle time (from a response's end to the next request's
+    head) with a task, stopped as each request comes and started anew after its response,
+    each time under a lock: a task spawned and one ended, two cancel scopes and two trips
+    through trio's scheduler a request. The ConnectionTimer bounds idle time already; all
+    that task did besides is close an idle connection at once on shutdown, which
+    `close_if_idle` does. Its first one (from the connection's start) is stopped as
+    before; once shutdown has begun, TCPServer times idle time itself again.
 
     TCPServer makes its ProtocolWrapper inside `run`, before the first byte is read, and
     the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2), which makes
     its h11 connection: that one is replaced as the wrapper is stored.
     """
+
+    async def protocol_send(self, event: Event) -> None:
+        # Bytes the connection holds back (a response's head and body, to go out in one
+        # send: connection.py) need neither TCPServer's send lock nor its shielded scope:
+        # holding them awaits nothing, and each lock taken is a trip through trio's
+        # scheduler.
+        if isinstance(event, RawData) and cast("Connection", self.stream).holds(event.data):
+            return
+        if isinstance(event, Updated) and not self.context.terminated.is_set():
+            self.idle = event.idle
+            if self.idle or self._idle_task_stopped:
+                return
+            self._idle_task_stopped = True  # (the one run() started, then no more)
+        await super().protocol_send(event)
+
+    #: Between a response's end (or the connection's start) and the next request's head.
+    idle = True
+    _idle_task_stopped = False
+
+    def close_if_idle(self) -> None:
+        if self.idle:
+            cast("Connection", self.stream).scope.cancel()
 
     @property
     def protocol(self) -> ProtocolWrapper:

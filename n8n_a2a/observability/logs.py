@@ -21,6 +21,10 @@ def fields_of(record: logging.LogRecord) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+#: json.dumps with these options makes its encoder anew for every line.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -32,7 +36,7 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return _ENCODER.encode(line)
 
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
@@ -76,6 +80,11 @@ def configure_logging(level: str, log_format: str) -> None:
     handler.setFormatter(JsonFormatter() if use_json else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
+    # Neither format shows where a line was logged from, nor its thread or process: the
+    # logging HOWTO's "Optimization" switches spare each record looking them up (a walk
+    # up the stack, on every line: one per turn).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root.setLevel(level)
     # httpx logs each request at INFO ("HTTP Request: POST <webhook URL> ..."): a second
     # line per task, with the webhook's URL, whose path may be its secret, in every one.

@@ -38,8 +38,10 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
-        for outcome in Outcome:
-            self._tasks.labels(outcome.value)  # every outcome shows, at 0 until it happens
+        # Every outcome shows, at 0 until it happens. Each turn and each answer counts
+        # under one label set, whose child is kept here: `labels()` is no look-up, it
+        # checks and builds the key each time.
+        self._by_outcome = {outcome: self._tasks.labels(outcome.value) for outcome in Outcome}
         self._latency = Histogram(
             "n8n_a2a_webhook_duration_seconds",
             "Time from the webhook POST to its whole reply (or failure).",
@@ -53,6 +55,7 @@ class Metrics:
             ["binding", "method", "code"],
             registry=self.registry,
         )
+        self._by_answer: dict[tuple[str, str, int], Counter] = {}
         self._auth_failures = Counter(
             "n8n_a2a_auth_failures",
             "Requests refused for their token (HTTP 401, or 403 for a scope), by reason.",
@@ -115,14 +118,18 @@ class Metrics:
             Gauge(name, documentation, registry=self.registry).set_function(read)
 
     def task_finished(self, outcome: Outcome) -> None:
-        self._tasks.labels(outcome.value).inc()
+        self._by_outcome[outcome].inc()
 
     def webhook_answered(self, seconds: float) -> None:
         self._latency.observe(seconds)
 
     def request_answered(self, binding: str, method: str, code: int) -> None:
         """Count an answer; `binding` and `method` must come from bounded sets of names."""
-        self._requests.labels(binding, method, str(code)).inc()
+        answer = (binding, method, code)
+        counter = self._by_answer.get(answer)
+        if counter is None:
+            counter = self._by_answer[answer] = self._requests.labels(binding, method, str(code))
+        counter.inc()
 
     def auth_failed(self, reason: AuthReason) -> None:
         self._auth_failures.labels(reason.value).inc()

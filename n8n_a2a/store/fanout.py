@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from types import TracebackType
 
 from ..protocol.model import ArtifactUpdate, TaskEvent
 from . import Listener
@@ -43,16 +44,10 @@ class LocalTaskEvents:
                 # the move that published it.
                 logger.exception("a listener of task %s failed", event.task_id)
 
-    @contextmanager
-    def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
-        listeners = self._by_task.setdefault(task_id, [])
-        listeners.append(listener)
-        try:
-            yield
-        finally:
-            listeners.remove(listener)
-            if not listeners:
-                del self._by_task[task_id]
+    def subscribe(self, task_id: str, listener: Listener) -> AbstractContextManager[None]:
+        # Every send subscribes (its call, a blocking send's wait): a plain class costs a
+        # third of what a generator's contextmanager does.
+        return _Hearing(self._by_task, task_id, listener)
 
     @contextmanager
     def subscribe_all(self, listener: Listener) -> Iterator[None]:
@@ -61,3 +56,31 @@ class LocalTaskEvents:
             yield
         finally:
             self._everything.remove(listener)
+
+
+class _Hearing:
+    """One listener of one task's events, from the block's start to its end."""
+
+    __slots__ = ("_by_task", "_listener", "_listeners", "_task_id")
+
+    def __init__(
+        self, by_task: dict[str, list[Listener]], task_id: str, listener: Listener
+    ) -> None:
+        self._by_task = by_task
+        self._task_id = task_id
+        self._listener = listener
+        self._listeners: list[Listener] = []
+
+    def __enter__(self) -> None:
+        self._listeners = self._by_task.setdefault(self._task_id, [])
+        self._listeners.append(self._listener)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._listeners.remove(self._listener)
+        if not self._listeners:
+            del self._by_task[self._task_id]

@@ -16,7 +16,7 @@ from ..core.errors import AtCapacity
 from ..core.lifecycle import check_move, is_terminal
 from ..core.release import released_task, task_payload_bytes
 from ..protocol.errors import A2AError
-from ..protocol.model import ListTasks, Task, TaskPage, TaskStatus
+from ..protocol.model import ListTasks, StatusUpdate, Task, TaskPage
 from . import MAX_PAGE_BYTES, Change, Moved, change_events
 from .fanout import Clock, utc_now
 from .pages import decode_cursor, encode_cursor, fit, list_order
@@ -73,10 +73,11 @@ class MemoryTaskStore:
         check_move(task_id, task.status.state, change.state)
         events = change_events(task.id, task.context_id, task.version, change)
         artifacts = task.artifacts + change.artifacts
-        status = TaskStatus(change.state, change.timestamp, change.message)
+        last = events[-1]
+        assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
         moved = replace(
             task,
-            status=status,
+            status=last.status,
             history=(
                 task.history
                 + change.history

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import operator
+import uuid
 from dataclasses import replace
 
 import pytest
@@ -18,6 +21,7 @@ from n8n_a2a.core.turns import (
     ended,
     first_turn,
     input_expired,
+    new_id,
     next_turn,
     not_cancelable,
     started,
@@ -237,3 +241,18 @@ def test_a_streamed_answer_goes_in_chunks_then_whole_under_one_id() -> None:
     change = ended(task, Verdict(Outcome.ANSWERED, "Yes, 12"), MOMENT, "answer-1")
     [whole] = change.artifacts
     assert (whole.artifact_id, whole.parts[0].text) == ("answer-1", "Yes, 12")
+
+
+def test_a_new_id_is_a_random_uuid_in_its_canonical_form() -> None:
+    ids = {new_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    for made in ids:
+        parsed = uuid.UUID(made)
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed) == made
+    # Every other bit is random: among a thousand ids, each is seen set and clear.
+    every = (1 << 128) - 1
+    free = every & ~((0xF000 << 64) | (0xC000 << 48))
+    values = [uuid.UUID(made).int for made in ids]
+    assert functools.reduce(operator.or_, values) & free == free
+    assert functools.reduce(operator.or_, (every & ~v for v in values)) & free == free

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import h11
 import pytest
@@ -235,3 +235,145 @@ async def test_an_answer_before_the_body_says_the_connection_closes(
     assert list(start["headers"]) == [(b"connection", b"close")]
     # Still reading: the read timeout bounds what is left of the connection.
     assert exchange.phases == [Phase.READING, Phase.READING]
+
+
+class Wire:
+    """A transport that keeps each send it is asked for."""
+
+    def __init__(self) -> None:
+        self.sends: list[bytes] = []
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.sends.append(bytes(data))
+
+    async def send_eof(self) -> None:
+        self.sends.append(b"<eof>")
+
+    async def aclose(self) -> None:
+        self.sends.append(b"<close>")
+
+
+def on_wire() -> tuple[Wire, Connection]:
+    wire = Wire()
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=trio.current_time())
+    return wire, Connection(cast("trio.SocketStream", wire), timer, SEND)
+
+
+async def hypercorn_writes(connection: Connection, *events: ASGISendEvent) -> None:
+    """An app's events through Exchanges, each written as hypercorn writes it: the head
+    on `http.response.start`, the body on the body's event."""
+
+    async def app(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+        for event in events:
+            await send(event)
+
+    async def write(event: ASGISendEvent) -> None:
+        if event["type"] == "http.response.start":
+            await connection.send_all(b"HEAD")
+        else:
+            await connection.send_all(cast("bytes", event.get("body", b"")))
+
+    async def no_request() -> ASGIReceiveEvent:
+        raise AssertionError("not read")
+
+    await Exchanges(cast("ASGIFramework", app), connection)(http_scope(), no_request, write)
+
+
+async def test_a_response_of_known_length_goes_out_in_one_send() -> None:
+    wire, connection = on_wire()
+    start: ASGISendEvent = {
+        "type": "http.response.start",
+        "status": 200,
+        "headers": [(b"Content-Length", b"4")],
+    }
+    await hypercorn_writes(
+        connection,
+        start,
+        {"type": "http.response.body", "body": b"body", "more_body": True},
+        {"type": "http.response.body", "body": b"", "more_body": False},
+    )
+    assert wire.sends == [b"HEADbody"]
+
+
+async def test_a_streams_head_goes_out_as_it_comes() -> None:
+    wire, connection = on_wire()
+    await hypercorn_writes(
+        connection,
+        {"type": "http.response.start", "status": 200, "headers": []},
+        {"type": "http.response.body", "body": b"event", "more_body": True},
+    )
+    assert wire.sends == [b"HEAD", b"event"]
+
+
+async def test_held_bytes_go_out_before_more_than_a_piece_and_before_the_end() -> None:
+    wire, connection = on_wire()
+    connection.hold()
+    await connection.send_all(b"HEAD")
+    large = bytes(100 * 1024)
+    await connection.send_all(large)
+    assert wire.sends == [b"HEAD", large[: 64 * 1024], large[64 * 1024 :]]
+    connection.hold()
+    await connection.send_all(b"HEAD")
+    await connection.aclose()
+    assert wire.sends[3:] == [b"HEAD", b"<close>"]
+
+
+async def test_the_server_holds_a_response_without_its_send_lock_and_sends_it_at_the_end() -> None:
+    from hypercorn.config import Config
+    from hypercorn.events import RawData
+    from hypercorn.trio.worker_context import WorkerContext
+
+    from n8n_a2a.http.hypercorn_seam import _HTTP11Server
+
+    wire, connection = on_wire()
+    # (hypercorn 0.17 and 0.18 annotate the app and the stream otherwise: see the seam.)
+    server = _HTTP11Server(
+        cast("Any", None), Config(), WorkerContext(None), {}, cast("Any", connection)
+    )
+    connection.hold()
+    async with server.send_lock:  # held elsewhere: a held piece does not wait for it
+        await server.protocol_send(RawData(b"HEAD"))
+        await server.protocol_send(RawData(b"body"))
+    assert wire.sends == []
+    await server.protocol_send(RawData(b""))  # the end of the body
+    assert wire.sends == [b"HEADbody"]
+    await server.protocol_send(RawData(b"next"))  # no longer holding
+    assert wire.sends == [b"HEADbody", b"next"]
+
+
+class IdleTask:
+    """Stands in for TCPServer's idle task: notes what is asked of it."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def restart(self, task_group: object, action: object) -> None:
+        self.asked.append("restart")
+
+    async def stop(self) -> None:
+        self.asked.append("stop")
+
+
+async def test_the_server_spawns_no_idle_task_per_request_and_closes_idle_at_shutdown() -> None:
+    from hypercorn.config import Config
+    from hypercorn.events import Updated
+    from hypercorn.trio.worker_context import WorkerContext
+
+    from n8n_a2a.http.hypercorn_seam import _HTTP11Server
+
+    _, connection = on_wire()
+    context = WorkerContext(None)
+    server = _HTTP11Server(cast("Any", None), Config(), context, {}, cast("Any", connection))
+    server.idle_task = idle_task = cast("Any", IdleTask())
+    server._task_group = cast("Any", None)  # (what run() sets)
+    for idle in (False, True, False, True, False):  # three requests begin, two end
+        await server.protocol_send(Updated(idle=idle))
+    assert idle_task.asked == ["stop"]  # run()'s own, at the first request
+    server.close_if_idle()
+    assert not connection.scope.cancel_called  # a request is under way
+    await context.terminated.set()
+    await server.protocol_send(Updated(idle=True))  # after shutdown: TCPServer's way
+    assert idle_task.asked == ["stop", "restart"]
+    server.idle = True
+    server.close_if_idle()
+    assert connection.scope.cancel_called

@@ -29,6 +29,7 @@ PUBLIC = {"hypercorn.config", "hypercorn.typing"}
 IMPORTED = {
     "hypercorn.app_wrappers": {"ASGIWrapper"},
     "hypercorn.config": {"Config", "Sockets"},
+    "hypercorn.events": {"Event", "RawData", "Updated"},
     "hypercorn.protocol": {"ProtocolWrapper"},
     "hypercorn.protocol.h11": {"H11Protocol"},
     "hypercorn.trio.lifespan": {"Lifespan"},
@@ -43,6 +44,7 @@ IMPORTED = {
 CALLED = {
     ("hypercorn.trio.tcp_server", "TCPServer"): ("app, config, context, state, stream", False),
     ("hypercorn.trio.tcp_server", "TCPServer.run"): ("", True),
+    ("hypercorn.trio.tcp_server", "TCPServer.protocol_send"): ("event", True),
     ("hypercorn.trio.worker_context", "WorkerContext"): ("max_requests", False),
     ("hypercorn.trio.lifespan", "Lifespan"): ("app, config, state", False),
     ("hypercorn.trio.lifespan", "Lifespan.handle_lifespan"): ("*, task_status", True),
@@ -185,3 +187,31 @@ def test_hypercorn_switches_protocols_only_on_what_the_seam_refuses_or_drops() -
     assert source.count('sanitised_name == "upgrade"') == 2, (
         f"hypercorn {HYPERCORN} upgrades otherwise"
     )
+
+
+def test_the_per_connection_server_sends_each_piece_through_protocol_send() -> None:
+    from hypercorn.events import RawData
+    from hypercorn.trio.tcp_server import TCPServer
+
+    # The seam's server passes by the send lock for the bytes its connection holds: its
+    # protocol must send through TCPServer.protocol_send, each piece a RawData.
+    assert "self.protocol_send," in inspect.getsource(TCPServer.run)
+    assert [field.name for field in dataclasses.fields(RawData)][:1] == ["data"]
+
+
+def test_the_per_connection_server_times_idle_time_with_its_idle_task_on_updated() -> None:
+    from hypercorn.protocol.h11 import H11Protocol
+    from hypercorn.trio.tcp_server import TCPServer
+    from hypercorn.trio.worker_context import WorkerContext
+
+    # The seam's server stops the idle task run() starts at the first request, starts no
+    # other until shutdown, and closes idle connections itself: TCPServer must time idle
+    # time with that one task, started once by run() and then by each Updated event.
+    run, send = inspect.getsource(TCPServer.run), inspect.getsource(TCPServer.protocol_send)
+    assert run.count("self.idle_task.restart(") == 1, f"hypercorn {HYPERCORN} changed"
+    assert "await self.idle_task.restart(self._task_group, self._idle_timeout)" in send
+    assert "await self.idle_task.stop()" in send
+    assert "self.context.terminated.wait()" in inspect.getsource(TCPServer._idle_timeout)
+    protocol = inspect.getsource(H11Protocol)
+    assert "Updated(idle=False)" in protocol and "Updated(idle=True)" in protocol
+    assert WorkerContext(None).terminated.is_set() is False
