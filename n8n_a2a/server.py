@@ -148,9 +148,10 @@ def hypercorn_config(settings: Settings) -> Config:
     config.errorlog = logging.getLogger("hypercorn.error")
     # http/ times idle connections and request reads itself, and ends a connection whose
     # peer left. hypercorn's keep-alive timer (which runs from the end of a response
-    # until the next request's head is whole) is never the first to fire; it closes idle
-    # connections at once on shutdown. Its read_timeout stays off: it bounds every read,
-    # also those while a response is produced.
+    # until the next request's head is whole) is never the first to fire; on shutdown
+    # the seam closes the connections idle then, and this timer those idle after.
+    # Its read_timeout stays off: it bounds every read, also those while a response is
+    # produced.
     config.keep_alive_timeout = settings.keep_alive_timeout + settings.request_read_timeout
     # Requests waiting on a blocking send end at most at the end of the grace period,
     # when their calls are cut: hypercorn must not close their sockets before that.
