@@ -143,7 +143,7 @@ def _checks(stats: Stats, target: Target, settings: Settings) -> list[tuple[str,
             done == settings.inflight and slow_s is not None and slow_s <= 1.5 * settings.slow_s,
         ),
         ("peak < 120 MiB", peak is not None and peak < 120),
-        # Issue 33's goals: nothing imported that the configuration does not use.
+        # The start's goals: nothing imported that the configuration does not use.
         ("idle <= 40 MiB", idle is not None and idle <= 40),
         ("ready <= 250 ms", ready is not None and ready <= 250),
         # The table is bounded; past it a finished task costs nothing that stays.

@@ -7,7 +7,7 @@ starts and warms up; then, per load, instrumentation goes on for the sends alone
 counters are dumped after: instructions per send (and, with --cache-sim, the simulated
 last-level cache misses). The loads: blocking SendMessage over JSON-RPC and the same send
 over HTTP+JSON, each at concurrency 1 and 64, against bench/stub_webhook.py (its own
-process, not counted); each against issue 33's goal of at most 4.5 million a send, PASS
+process, not counted); each against the goal of at most 4.5 million a send, PASS
 or FAIL on the targets line. Python's hash seed is fixed: dict layouts do not move the
 count.
 
@@ -35,7 +35,7 @@ from targets import Target, server_command
 from wire import A2A_HEADERS, REST_SEND_PATH, http_get_status, rest_send_body, send_message_body
 
 SERVER_CORE, CLIENT_CORE = "0", "1"
-#: Issue 33's goal: at most this many million instructions a blocking send, at every load.
+#: The goal: at most this many million instructions a blocking send, at every load.
 GOAL_M = 4.5
 #: Under valgrind an import takes a while: the card may be minutes away.
 READY_S = 300.0

@@ -348,7 +348,7 @@ def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_pa
     )
 
 
-def test_bench_instructions_judges_every_load_against_the_goal_of_issue_33() -> None:
+def test_bench_instructions_judges_every_load_against_the_goal() -> None:
     figures = {"jsonrpc c=1": "4.500", "jsonrpc c=64": "4.501 (12 LL misses)", "rest c=64": "-"}
     code = (
         f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
