@@ -217,7 +217,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     assert done.returncode == 0, done.stderr
     modules = set(done.stdout.split())
     assert "n8n_a2a.app" in modules  # the listing is of a process that served
-    unused = ("psycopg", "jwt", "cryptography", "opentelemetry")
+    unused = ("psycopg", "jwt", "cryptography", "opentelemetry", "httpx", "quart", "flask")
     ours = (
         "n8n_a2a.store.postgres",
         "n8n_a2a.push.postgres",
@@ -228,5 +228,6 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.push.driving",
         "n8n_a2a.push.route",
         "n8n_a2a.push.queue",
+        "n8n_a2a.push.client",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from ..protocol.push import (
     ALLOW_VARIABLE,
@@ -22,6 +21,9 @@ from ..protocol.push import (
     literal_address,
     refusal,
 )
+
+if TYPE_CHECKING:  # imported by the first URL judged: a start that never pushes needs none
+    import httpx
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ class Destination:
 async def destination(url: str, allow: AllowList, resolve: Resolve) -> Destination:
     """Where a POST to `url` may go. Refused by the policy; OSError when the name does not
     resolve (to any address)."""
+    import httpx  # its URL parser, the one the sender's client reads the URL with
+
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as error:

@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import math
 import ssl
-import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-import httpcore
-import httpx
 import trio
 
-from .. import __version__
 from ..protocol.push import AllowList, IPAddress
-from ..webhook.httpcore_errors import httpx_errors
 from .attempts import Answer, Attempt
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
@@ -42,74 +38,8 @@ MAX_PER_ADDRESS = 4
 # Statuses worth another attempt: the receiver is busy or broken for now.
 _RETRIED = frozenset({408, 429})
 
-
-class _OneConnectionEach(httpx.AsyncBaseTransport):
-    """A new connection for every POST, closed with its answer.
-
-    No pool: a connection is never handed to another name on the same address (TLS
-    checked against one name must not carry another's update), no receiver waits for a
-    connection that another one holds, and a POST costs the same however many are under
-    way (httpcore's pool walks every connection it holds on each request and each
-    answer: with a few hundred receivers that never answer, that was most of the CPU).
-    """
-
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        self._ssl_context = ssl_context
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        port = url.port or (443 if url.scheme == "https" else 80)
-        connection = httpcore.AsyncHTTPConnection(
-            httpcore.Origin(url.raw_scheme, url.raw_host, port), ssl_context=self._ssl_context
-        )
-        assert isinstance(request.stream, typing.AsyncIterable)
-        try:
-            with httpx_errors():
-                answer = await connection.handle_async_request(
-                    httpcore.Request(
-                        request.method,
-                        httpcore.URL(
-                            scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
-                        ),
-                        headers=request.headers.raw,
-                        content=request.stream,
-                        extensions=request.extensions,
-                    )
-                )
-        except BaseException:
-            await _close(connection)
-            raise
-        return httpx.Response(
-            answer.status,
-            headers=answer.headers,
-            stream=_ClosingWithConnection(answer, connection),
-            extensions=answer.extensions,
-        )
-
-
-class _ClosingWithConnection(httpx.AsyncByteStream):
-    """An answer's body (never read by the sender) that closes its connection with it."""
-
-    def __init__(self, answer: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
-        self._answer = answer
-        self._connection = connection
-
-    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
-        with httpx_errors():
-            async for part in self._answer.aiter_stream():
-                yield part
-
-    async def aclose(self) -> None:
-        with trio.CancelScope(shield=True), httpx_errors():
-            try:
-                await self._answer.aclose()
-            finally:
-                await self._connection.aclose()
-
-
-async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
-    with trio.CancelScope(shield=True):
-        await connection.aclose()
+if TYPE_CHECKING:  # imported by the first POST (push/client.py): a start never pushing needs none
+    import httpx
 
 
 class PushSender:
@@ -140,17 +70,14 @@ class PushSender:
 
     @property
     def _client(self) -> httpx.AsyncClient:
-        """The client, made by the first POST: the system's trust store it reads costs
-        milliseconds of CPU and 2 MiB, which a start that never pushes need not pay."""
+        """The client, made by the first POST: httpx (about 70 ms of a start's imports) and
+        the system's trust store it reads (milliseconds of CPU and 2 MiB) are costs a start
+        that never pushes need not pay."""
         if self._opened is None:
+            from .client import push_client
+
             context = self._ssl_context or ssl.create_default_context()
-            self._opened = httpx.AsyncClient(
-                transport=self._transport or _OneConnectionEach(context),
-                follow_redirects=False,
-                timeout=httpx.Timeout(self._timeout),
-                trust_env=False,
-                headers={"User-Agent": f"n8n-a2a/{__version__}"},
-            )
+            self._opened = push_client(context, self._timeout, self._transport)
         return self._opened
 
     async def __aenter__(self) -> PushSender:
@@ -167,6 +94,8 @@ class PushSender:
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: look the host up, judge it, POST to the first address that connects."""
+        import httpx  # the client's, imported with it (already there after the first POST)
+
         with trio.move_on_after(self._timeout) as attempt:
             try:
                 where = await destination(url, self._allow, self._resolve)
