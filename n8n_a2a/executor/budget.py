@@ -2,7 +2,7 @@
 releases done by the store, its waits bounded by ADAPTER_MEMORY_WAIT.
 
 A Reservation is what one holder holds: a request body (app/admission.py takes it
-before quart reads a byte; a send passes it on to its webhook call, which gives it back
+before a route reads a byte; a send passes it on to its webhook call, which gives it back
 when it ends) or a reply as the webhook client reads it (`take`, ahead of new requests).
 A holder canceled while it waits leaves the line; one canceled while it holds gives its
 bytes back in its `finally`: either way nothing stays reserved.

@@ -274,8 +274,9 @@ class Exchanges:
                 await send(event)
                 await connection.release()
                 return
-            # hypercorn finishes the exchange inside this call, and quart-trio cancels
-            # the calling task as soon as hypercorn, in there, reports the request over.
+            # hypercorn finishes the exchange inside this call, and quart-trio (the
+            # operator's app) cancels the calling task as soon as hypercorn, in there,
+            # reports the request over.
             with trio.CancelScope(shield=True):
                 await send(event)
                 await connection.release()
