@@ -12,8 +12,11 @@ import pytest
 # The shared checks live in matrix.py: let pytest explain their failed asserts too.
 pytest.register_assert_rewrite("tests.interop.matrix")
 
+import trio  # noqa: E402
+
 from tests.interop import matrix  # noqa: E402
 from tests.support.adapter import AdapterFactory  # noqa: E402
+from tests.support.push_receiver import PushReceiver, start_push_receiver  # noqa: E402
 from tests.support.stub_webhook import StubWebhook  # noqa: E402
 
 #: Seconds of silence after which the clients' adapter sends a keep-alive comment: short,
@@ -60,3 +63,9 @@ async def parts_adapter(stub: StubWebhook, start_adapter: AdapterFactory) -> str
     modes = matrix.PARTS_MODES
     url: str = await start_adapter(stub.url, input_modes=modes, output_modes=modes)
     return url
+
+
+@pytest.fixture
+async def receiver(nursery: trio.Nursery) -> PushReceiver:
+    """A push receiver on loopback, for the payload suites' push path."""
+    return await start_push_receiver(nursery)

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 
 from tests.interop import matrix, payloads
 from tests.interop.payloads import Result
 from tests.support.adapter import AdapterFactory
 from tests.support.payloads import KiB, MiB
-from tests.support.push_receiver import PushReceiver, start_push_receiver
+from tests.support.push_receiver import PushReceiver
 from tests.support.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_js_version("@a2a-js/sdk")
@@ -64,11 +63,6 @@ def _params() -> list[Any]:
 @pytest.fixture(scope="module")
 def client_dir() -> Path:
     return matrix.node_client()
-
-
-@pytest.fixture
-async def receiver(nursery: trio.Nursery) -> PushReceiver:
-    return await start_push_receiver(nursery)
 
 
 @pytest.mark.parametrize(("mode", "path", "payload_set"), _params())

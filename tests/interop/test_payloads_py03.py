@@ -9,12 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-import trio
 
 from tests.interop import matrix, payloads
 from tests.interop.payloads import Result
 from tests.support.adapter import AdapterFactory
-from tests.support.push_receiver import PushReceiver, start_push_receiver
+from tests.support.push_receiver import PushReceiver
 from tests.support.stub_webhook import StubWebhook
 
 VERSION = matrix.pinned_python_version("a2a-sdk")
@@ -25,11 +24,6 @@ PATHS = [path for path in payloads.PATHS if payloads.cases(payloads.SMALL, path,
 @pytest.fixture(scope="module")
 def python() -> Path:
     return matrix.python_client()
-
-
-@pytest.fixture
-async def receiver(nursery: trio.Nursery) -> PushReceiver:
-    return await start_push_receiver(nursery)
 
 
 @pytest.mark.client("a2a-sdk (Python)", VERSION, "v0.3 payloads")

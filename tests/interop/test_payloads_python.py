@@ -41,7 +41,7 @@ from tests.interop import matrix, payloads, sdk_modes
 from tests.interop.payloads import Result
 from tests.interop.sdk_modes import SdkMode
 from tests.support.adapter import AdapterFactory
-from tests.support.push_receiver import PushReceiver, start_push_receiver
+from tests.support.push_receiver import PushReceiver
 from tests.support.sdk import SDK, SDK_VERSION, state_name
 from tests.support.stub_webhook import StubWebhook
 
@@ -207,11 +207,6 @@ def _params() -> list[Any]:
         for path in payloads.PATHS
         if payloads.cases(payload_set, path, _version(mode))
     ]
-
-
-@pytest.fixture
-async def receiver(nursery: trio.Nursery) -> PushReceiver:
-    return await start_push_receiver(nursery)
 
 
 @pytest.mark.parametrize(("mode", "path", "payload_set"), _params())
