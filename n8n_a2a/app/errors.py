@@ -9,11 +9,10 @@ from quart import Response, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
-from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.errors import A2AError
 from ..protocol.jsonrpc import error_response
 from ..protocol.versions import V1
 from .exchange import error_document
-from .jsonrpc import INTERNAL
 
 logger = logging.getLogger(__name__)
 
@@ -34,5 +33,5 @@ class ErrorAnswers:
     async def internal_error(self, error: Exception) -> Response:
         # The traceback goes to the log; the caller gets a JSON-RPC error without it.
         logger.exception("unhandled error on %s %s", request.method, request.path)
-        internal = V1.encode_error(A2AError(ErrorCode.INTERNAL_ERROR, INTERNAL))
+        internal = V1.encode_error(A2AError.internal())
         return Response(error_response(None, internal), status=500, content_type="application/json")

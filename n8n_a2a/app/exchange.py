@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import parse_qsl
 
 import trio
@@ -57,9 +58,10 @@ class Asked:
         self._receive = receive
         self._max_body_bytes = max_body_bytes
 
-    @property
+    @cached_property
     def args(self) -> dict[str, str]:
-        """The query's arguments (percent-decoded, UTF-8), the first value of each name."""
+        """The query's arguments (percent-decoded, UTF-8), the first value of each name:
+        read once, though the negotiation and the binding's params both ask."""
         query = self.scope["query_string"].decode("latin-1")
         pairs = parse_qsl(query, keep_blank_values=True, errors="replace")
         return Fields((name, value) for name, value in pairs).as_dict()

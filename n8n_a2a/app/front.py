@@ -23,14 +23,14 @@ from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallabl
 from ..config import Settings
 from ..executor import Executor
 from ..observability.metrics import Metrics
-from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.errors import A2AError
 from ..protocol.versions import V1
 from ..push.service import PushNotifications
 from . import rest
 from .card import CardRoute, card_paths
 from .edge import HEALTH_PATHS, Edge, protected_resource
 from .exchange import Answer, Asked, not_allowed, send_answer
-from .jsonrpc import INTERNAL, JsonRpcEndpoint, error_response, introduction
+from .jsonrpc import JsonRpcEndpoint, error_response, introduction
 from .rest import RestBinding
 from .streams import EventStreams
 
@@ -78,12 +78,14 @@ class Front:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
-        path = merged_slashes(scope["path"]) if scope["type"] == "http" else ""
-        route = self._route(scope["method"], path) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await self._operator(scope, receive, send)  # a WebSocket's: nobody serves it
+            return
+        path = merged_slashes(scope["path"])
+        route = self._route(scope["method"], path)
         if route is None:
             await self._operator(scope, receive, send)
             return
-        assert scope["type"] == "http"
         asked = Asked(scope, receive, self._edge.settings.max_body_bytes)
         try:
             answer = await route(asked)
@@ -112,7 +114,7 @@ class Front:
         return introduction(self._edge.settings)
 
     def _internal_error(self, path: str, asked: Asked) -> Answer:
-        internal = A2AError(ErrorCode.INTERNAL_ERROR, INTERNAL)
+        internal = A2AError.internal()
         if path != self._rpc_path and path not in self._card_paths:
             return rest.refuse(self._edge, internal, asked.headers.get("Accept"))
         return error_response(None, V1, internal)

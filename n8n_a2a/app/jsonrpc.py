@@ -30,8 +30,6 @@ from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
 logger = logging.getLogger(__name__)
 
-#: What an answer says of an error nobody expected: its traceback goes to the log alone.
-INTERNAL = "Internal error"
 _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": ...}}'
 
 
@@ -117,7 +115,7 @@ class JsonRpcEndpoint:
             # The traceback goes to the log; the caller gets the error without it, with the
             # request's id, as every other answer echoes it.
             logger.exception("unhandled error in %s", method)
-            return error_response(request_id, codec, A2AError(ErrorCode.INTERNAL_ERROR, INTERNAL))
+            return error_response(request_id, codec, A2AError.internal())
         edge.metrics.request_answered(JSONRPC, method, 0)
         return json_answer(jsonrpc.result_response(request_id, result))
 

@@ -50,6 +50,11 @@ class A2AError(Exception):
         return cls(ErrorCode.INVALID_PARAMS, message)
 
     @classmethod
+    def internal(cls) -> A2AError:
+        """An error nobody expected, as a caller hears it: its traceback goes to the log."""
+        return cls(ErrorCode.INTERNAL_ERROR, "Internal error")
+
+    @classmethod
     def task_not_found(cls, task_id: str) -> A2AError:
         return cls(ErrorCode.TASK_NOT_FOUND, f"Task not found: {quoted_id(task_id)}")
 
