@@ -214,6 +214,10 @@ class _HTTP11Server(TCPServer):
     its h11 connection: that one is replaced as the wrapper is stored.
     """
 
+    #: Between a response's end (or the connection's start) and the next request's head.
+    idle = True
+    _idle_task_stopped = False
+
     async def protocol_send(self, event: Event) -> None:
         # Bytes the connection holds back (a response's head and body, to go out in one
         # send: connection.py) need neither TCPServer's send lock nor its shielded scope:
@@ -227,10 +231,6 @@ class _HTTP11Server(TCPServer):
                 return
             self._idle_task_stopped = True  # (the one run() started, then no more)
         await super().protocol_send(event)
-
-    #: Between a response's end (or the connection's start) and the next request's head.
-    idle = True
-    _idle_task_stopped = False
 
     def close_if_idle(self) -> None:
         if self.idle:
