@@ -6,6 +6,7 @@ imports neither.
 
 from __future__ import annotations
 
+import logging
 import ssl
 import typing
 
@@ -14,7 +15,11 @@ import httpx
 import trio
 
 from .. import __version__
-from ..webhook.httpcore_errors import httpx_errors
+from .httpcore_errors import httpx_errors
+
+# httpcore's DEBUG trace quotes every answer's headers, which a receiver may fill with
+# what it was sent: its lines stop at INFO, whatever the level.
+logging.getLogger("httpcore").setLevel(logging.INFO)
 
 
 def push_client(

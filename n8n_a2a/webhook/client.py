@@ -11,16 +11,13 @@ and leaves any other encoding to be judged off contract.
 from __future__ import annotations
 
 import json
-import logging
 import ssl
 import zlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-import httpcore
 import trio
 
 from .. import __version__
@@ -30,8 +27,10 @@ from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..core.sanitising import repair
 from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
+from .errors import ConnectError, NetworkError, ProtocolError
 from .form import FormBody, FormFile, file_field, form_body
-from .pool import StackPool, reply_body, reply_header, request_url
+from .http11 import field_lines
+from .pool import StackPool, request_url
 
 if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
     from .streamed_reply import Relay
@@ -44,10 +43,6 @@ Body = bytes | FormBody
 # keep the call reading until its deadline.
 _SENT_PER_READ = 2
 _INFLATED = ("gzip", "deflate")
-
-# httpcore's DEBUG trace quotes every reply's headers, and a workflow's Location or
-# Content-Type may carry the caller's token: its lines stop at INFO, whatever the level.
-logging.getLogger("httpcore").setLevel(logging.INFO)
 
 
 class ReplyRoom(Protocol):
@@ -129,19 +124,28 @@ def _form_entry(file: FileContent, field: str) -> JSONObject:
 class WebhookClient:
     """Calls one webhook over its connection pool; use as an async context manager.
 
-    httpcore's requests go straight to webhook/pool.py: no redirect is followed (a 3xx
-    is the reply), no proxy is taken from the environment, and no per-operation timeout
-    is passed, the exchange's one deadline bounding connect, TLS, send and read alike."""
+    Its requests go straight to webhook/pool.py: no redirect is followed (a 3xx is the
+    reply), no proxy is taken from the environment, and the exchange's one deadline
+    bounds connect, TLS, send and read alike."""
 
     def __init__(self, settings: Settings) -> None:
-        self._url, host = request_url(settings.webhook_url)
+        self._origin, self._target, host = request_url(settings.webhook_url)
         self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
         self._multipart = settings.webhook_files == "multipart"
         self._max_reply = settings.max_reply_bytes
         self._pool = StackPool(partial(ssl.create_default_context, cafile=settings.ca_bundle))
-        self._host = (b"Host", host)
+        # The fields every request carries, checked once.
+        self._fixed_fields = field_lines(
+            [
+                (b"Host", host),
+                (b"Accept", b"application/json"),
+                # n8n compresses only when asked; a reply it compresses anyway is decoded.
+                (b"Accept-Encoding", b"identity"),
+                (b"User-Agent", f"n8n-a2a/{__version__}".encode()),
+            ]
+        )
 
     async def __aenter__(self) -> WebhookClient:
         return self
@@ -169,10 +173,6 @@ class WebhookClient:
             "Content-Type": body.content_type if isinstance(body, FormBody) else "application/json",
             # Stated, not chunked: n8n refuses a JSON body past its bound from the length alone.
             "Content-Length": str(len(body)),
-            "Accept": "application/json",
-            # n8n compresses only when asked; a reply it compresses anyway is decoded below.
-            "Accept-Encoding": "identity",
-            "User-Agent": f"n8n-a2a/{__version__}",
             **dict(caller.trace_headers),
         }
         token = caller.subject_token
@@ -225,11 +225,11 @@ class WebhookClient:
         with trio.move_on_after(self._timeout):
             try:
                 return _sent(await self._post(body, headers, token, relay, room), body)
-            except httpcore.ConnectError as error:
+            except ConnectError as error:
                 return _connect_failure(error, token)
-            except (httpcore.NetworkError, httpcore.ProtocolError) as error:
-                # A read or write cut off, or a reply that is no HTTP: its header refused
-                # by h11, or the server gone before or while it replied.
+            except (NetworkError, ProtocolError) as error:
+                # A read or write cut off, or a reply that is no HTTP/1.1 (webhook/http11.py),
+                # or the server gone before or while it replied.
                 return TransportFailure(Outcome.BROKEN_REPLY, _describe(error), token)
         return TransportFailure(
             Outcome.TIMEOUT, f"no reply within {self._timeout:g} s (ADAPTER_WEBHOOK_TIMEOUT)", token
@@ -245,17 +245,10 @@ class WebhookClient:
     ) -> WebhookReply:
         """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
         streamed lines; anything else (an error, a compressed reply) is read whole."""
-        request = httpcore.Request(
-            b"POST",
-            self._url,
-            headers=[
-                self._host,
-                *((name.encode(), value.encode()) for name, value in headers.items()),
-            ],
-            content=_SentOnce(body),
-        )
-        async with self._pool.exchange(request) as reply:
-            encoding = reply_header(reply, b"content-encoding").strip().lower()
+        fields = field_lines((name.encode(), value.encode()) for name, value in headers.items())
+        head = b"POST %b HTTP/1.1\r\n%b%b\r\n" % (self._target, self._fixed_fields, fields)
+        async with self._pool.exchange(self._origin, head, body) as reply:
+            encoding = reply.header(b"content-encoding").strip().lower()
             if encoding == "identity":
                 encoding = ""
             if self._streaming and 200 <= reply.status < 300 and not encoding:
@@ -268,7 +261,7 @@ class WebhookClient:
             sent = 0
             truncated = False
             try:
-                async for chunk in reply_body(reply):
+                async for chunk in reply:
                     sent += len(chunk)
                     if inflater is not None:
                         # Never more than one byte past the limit, however well it packs.
@@ -291,34 +284,13 @@ class WebhookClient:
             return HttpReply(
                 status=reply.status,
                 body=bytes(received),
-                content_type=reply_header(reply, b"content-type"),
-                location=reply_header(reply, b"location"),
+                content_type=reply.header(b"content-type"),
+                location=reply.header(b"location"),
                 truncated=truncated,
                 read_limit=limit,
                 content_encoding="" if inflater is not None else encoding,
                 subject_token=subject_token,
             )
-
-
-class _SentOnce:
-    """A request body let go of once it is sent. httpcore's reply holds its request until
-    closed, and an error's traceback holds every frame it passed (with the request in
-    their locals) while anything holds the error: given bytes, a file's base64 would live
-    as long as the request does, not as long as the sending. (Under httpx, whose response
-    and request held each other in a cycle, it did live on until Python's next full
-    collection: measured, one body per call of a burst of 20 MiB files, 280 MiB, still
-    held after all were answered.)"""
-
-    def __init__(self, body: Body) -> None:
-        self._body: Body | None = body
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        body, self._body = self._body, None
-        if isinstance(body, bytes):
-            yield body
-        elif body is not None:
-            async for piece in body:
-                yield piece
 
 
 class _Inflater:
@@ -355,7 +327,7 @@ def _sent(reply: WebhookReply, body: Body) -> WebhookReply:
     return replace(reply, request_bytes=len(body), multipart=isinstance(body, FormBody))
 
 
-def _connect_failure(error: httpcore.ConnectError, subject_token: str | None) -> TransportFailure:
+def _connect_failure(error: ConnectError, subject_token: str | None) -> TransportFailure:
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, ssl.SSLError):

@@ -1,37 +1,53 @@
-"""The webhook's connection pool, and a call's exchange on it.
+"""The webhook's connections, the idle ones on a stack, and a call's exchange on one.
 
-httpcore's own pool walks every connection it holds on each request and on each reply,
-and polls the socket of every idle one: its cost per call grows with the calls under
-way. Here idle connections wait on a stack; a request takes the newest that is still
-good, or opens one, and the end of its exchange gives it back, so a call costs the same
-at any concurrency. No limit on connections: the executor's ADAPTER_MAX_CONCURRENT_CALLS
-bounds them.
-
-The webhook client sends httpcore.Request straight to the pool: httpx's client layers
-(its request and response models, auth and redirect steps) cost a sixth of a send and
-do nothing the client needs, since it follows no redirect and sets every header itself.
-Only public API, so that an upgrade cannot change it unseen: the connections are
-httpcore.AsyncHTTP11Connection on streams the pool opens with webhook/network.py's
-backend. (httpcore.AsyncHTTPConnection around each would take a lock on every request,
-one more pass of trio's scheduler, to choose between HTTP/1.1 and HTTP/2 once.)
+A request takes the newest idle connection that is still good, or opens one, and the end
+of its exchange gives it back, so a call costs the same at any concurrency. No limit on
+connections: the executor's ADAPTER_MAX_CONCURRENT_CALLS bounds them. Each connection
+carries one exchange at a time: the request's head and body written, the reply read as
+webhook/http11.py frames it, and the connection kept only when the reply was read to its
+end and may be followed by another.
 """
 
 from __future__ import annotations
 
 import collections
 import ssl
-import typing
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from types import TracebackType
 from urllib.parse import quote, urlsplit
 
-import httpcore
 import trio
 
-from .network import TrioNetwork
+from .errors import ReadError, RemoteProtocolError, WriteError
+from .http11 import ReplyHead, ReplyReader
+from .network import Origin, WebhookStream, open_stream
 
 #: Seconds an idle connection is kept: httpx's own default.
 KEEPALIVE_EXPIRY = 5.0
+#: A body up to this long goes out in the head's write; a longer one in writes of its own,
+#: not copied.
+JOINED_BODY_BYTES = 64 * 1024
+
+#: A request's body: bytes, or pieces that know their length (webhook/form.py's FormBody).
+Body = bytes | AsyncIterable[bytes]
+
+
+class Connection:
+    """One connection to the webhook, and when it last finished an exchange."""
+
+    __slots__ = ("idle_since", "origin", "stream")
+
+    def __init__(self, origin: Origin, stream: WebhookStream) -> None:
+        self.origin = origin
+        self.stream = stream
+        self.idle_since = 0.0
+
+    def expired(self, now: float) -> bool:
+        return now - self.idle_since >= KEEPALIVE_EXPIRY
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
 
 
 class StackPool:
@@ -42,89 +58,132 @@ class StackPool:
     def __init__(self, tls: Callable[[], ssl.SSLContext]) -> None:
         self._tls = tls
         self._ssl_context: ssl.SSLContext | None = None
-        self._network = TrioNetwork()
-        self._idle: collections.deque[httpcore.AsyncHTTP11Connection] = collections.deque()
+        self._idle: collections.deque[Connection] = collections.deque()
         self._closed = False
 
-    async def send(
-        self, request: httpcore.Request
-    ) -> tuple[httpcore.AsyncHTTP11Connection, httpcore.Response]:
-        """Send on a connection of the pool; give it back when done with the reply."""
-        origin = request.url.origin
-        while True:
-            connection = await self._take(origin)
-            try:
-                return connection, await connection.handle_async_request(request)
-            except httpcore.ConnectionNotAvailable:
-                await self.give_back(connection)  # the server closed it just now: take another
-            except BaseException:
-                await self.give_back(connection)
-                raise
+    def exchange(self, origin: Origin, head: bytes, body: Body) -> Exchange:
+        """The request's exchange (`head` written out, webhook/http11.py's field_lines
+        and all): `async with` it for the reply."""
+        return Exchange(self, origin, head, body)
 
-    async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncHTTP11Connection:
+    async def take(self, origin: Origin) -> Connection:
+        """The newest idle connection to `origin` still good (neither expired nor closed
+        by the webhook), or a new one."""
+        now = trio.current_time()
         while self._idle:
             connection = self._idle.pop()
             if (
-                connection.can_handle_request(origin)
-                and connection.is_available()
-                and not connection.has_expired()
+                connection.origin == origin
+                and not connection.expired(now)
+                and not connection.stream.is_readable()
             ):
                 return connection
-            await _close(connection)
-        return await self._connect(origin)
-
-    async def _connect(self, origin: httpcore.Origin) -> httpcore.AsyncHTTP11Connection:
-        """A new connection to the origin; for https, TLS checked against its host name."""
-        host = origin.host.decode("ascii")
-        stream = await self._network.connect_tcp(host, origin.port)
-        if origin.scheme == b"https":
-            # A failed or cancelled handshake closes its socket (webhook/network.py).
-            stream = await stream.start_tls(self._tls_context(), server_hostname=host)
-        return httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY)
+            await connection.aclose()
+        tls = self._tls_context() if origin.scheme == "https" else None
+        return Connection(origin, await open_stream(origin, tls))
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._ssl_context is None:
             self._ssl_context = self._tls()
-            # As httpcore offers it, without HTTP/2.
             self._ssl_context.set_alpn_protocols(["http/1.1"])
         return self._ssl_context
 
-    async def give_back(self, connection: httpcore.AsyncHTTP11Connection) -> None:
+    async def give_back(self, connection: Connection, reusable: bool) -> None:
         """Keep the connection for the next request if it can take one, else close it."""
-        if connection.is_idle() and not self._closed:
+        if reusable and not self._closed:
+            connection.idle_since = trio.current_time()
             self._idle.append(connection)
-        elif not connection.is_closed():
-            await _close(connection)
+        else:
+            await connection.aclose()
         # The oldest idle connection is the one to go stale first: one look per call
         # keeps the stack from holding connections the server has long closed.
-        if len(self._idle) > 1 and self._idle[0].has_expired():
-            await _close(self._idle.popleft())
+        if len(self._idle) > 1 and self._idle[0].expired(trio.current_time()):
+            await self._idle.popleft().aclose()
 
     async def aclose(self) -> None:
         """Close the idle connections; those in use close when their replies do."""
         self._closed = True
         while self._idle:
-            await _close(self._idle.pop())
+            await self._idle.pop().aclose()
 
-    def exchange(self, request: httpcore.Request) -> Exchange:
-        """The request's exchange: `async with` it for the reply."""
-        return Exchange(self, request)
+
+class Reply:
+    """A reply as it comes: its status and header fields, then its body (`async for`)."""
+
+    __slots__ = ("_first", "_reader", "_stream", "head", "status")
+
+    def __init__(self, stream: WebhookStream, reader: ReplyReader, first: bytes) -> None:
+        assert reader.head is not None
+        self.head: ReplyHead = reader.head
+        self.status = reader.head.status
+        self._stream = stream
+        self._reader = reader
+        self._first = first  # the body's bytes that came with the head
+
+    def header(self, name: bytes) -> str:
+        """The header `name` (lower-case) as ReplyHead.header reads it."""
+        return self.head.header(name)
+
+    @property
+    def ended(self) -> bool:
+        return self._reader.ended
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        reader, first = self._reader, self._first
+        self._first = b""
+        if first:
+            yield first
+        while not reader.ended:
+            data = await self._stream.receive()
+            if not data:
+                reader.receive_eof()
+                return
+            piece = reader.receive(data)
+            if piece:
+                yield piece
 
 
 class Exchange:
     """One request and its reply on a connection of the pool. Entered, it is the reply
-    (httpcore.Response; its body `reply.stream`, httpcore's errors as they come); left,
-    the reply is closed and its connection given back, kept only if read to its end."""
+    (the errors of webhook/errors.py as they come); left, its connection is given back,
+    kept only if the reply was read to its end and allows another."""
 
-    __slots__ = ("_connection", "_pool", "_reply", "_request")
+    __slots__ = ("_body", "_connection", "_cut", "_head", "_origin", "_pool", "_reader")
 
-    def __init__(self, pool: StackPool, request: httpcore.Request) -> None:
+    def __init__(self, pool: StackPool, origin: Origin, head: bytes, body: Body) -> None:
         self._pool = pool
-        self._request = request
+        self._origin = origin
+        self._head = head
+        self._body: Body | None = body
+        self._connection: Connection | None = None
+        self._reader = ReplyReader()
+        self._cut = False
 
-    async def __aenter__(self) -> httpcore.Response:
-        self._connection, self._reply = await self._pool.send(self._request)
-        return self._reply
+    async def __aenter__(self) -> Reply:
+        connection = await self._pool.take(self._origin)
+        try:
+            first = await self._exchange(connection.stream)
+        except BaseException:
+            await self._pool.give_back(connection, reusable=False)
+            raise
+        self._connection = connection
+        return Reply(connection.stream, self._reader, first)
+
+    async def _exchange(self, stream: WebhookStream) -> bytes:
+        """Send the request, read the reply's head; the body's bytes that came with it."""
+        # The body is let go of once sent: a file's base64 lives as long as its sending.
+        body, self._body = self._body, None
+        assert body is not None
+        cut = await _send(stream, self._head, body)
+        del body
+        try:
+            first = await _read_head(stream, self._reader)
+        except (ReadError, RemoteProtocolError) as error:
+            if cut is not None:
+                raise cut from error  # cut while sending, and no reply to show for it
+            raise
+        self._cut = cut is not None  # the request was not all sent: the reply is the last
+        return first
 
     async def __aexit__(
         self,
@@ -132,36 +191,41 @@ class Exchange:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        # Shielded: a call cancelled at its deadline must still close its connection or
-        # put it back (httpcore keeps only a connection whose reply was read to the end).
-        with trio.CancelScope(shield=True):
-            try:
-                await self._reply.aclose()
-            finally:
-                await self._pool.give_back(self._connection)
+        if self._connection is not None:
+            reader = self._reader
+            reusable = reader.ended and reader.reusable and not self._cut
+            await self._pool.give_back(self._connection, reusable)
 
 
-def reply_body(reply: httpcore.Response) -> AsyncIterable[bytes]:
-    """The reply's body as it comes off the connection (an exchange's reply streams it)."""
-    return typing.cast(AsyncIterable[bytes], reply.stream)
-
-
-def reply_header(reply: httpcore.Response, name: bytes) -> str:
-    """The reply's header `name` (lower-case), its values joined as httpx joined them;
-    "" when it has none. UTF-8, or Latin-1 where that fails, as httpx decoded them."""
-    values = [value for key, value in reply.headers if key.lower() == name]
-    if not values:
-        return ""
-    joined = b", ".join(values)
+async def _send(stream: WebhookStream, head: bytes, body: Body) -> WriteError | None:
+    """Write the request; a cut on the way is returned, not raised: a webhook may answer
+    (a 413, say) and close before it read the whole request, and that answer is the
+    reply to read (as httpcore reads it)."""
     try:
-        return joined.decode()
-    except UnicodeDecodeError:
-        return joined.decode("latin-1")
+        if isinstance(body, bytes):
+            if len(body) <= JOINED_BODY_BYTES:
+                await stream.send(head + body)
+            else:
+                await stream.send(head)
+                await stream.send(body)
+        else:
+            await stream.send(head)
+            async for piece in body:
+                await stream.send(piece)
+    except WriteError as error:
+        return error
+    return None
 
 
-async def _close(connection: httpcore.AsyncHTTP11Connection) -> None:
-    with trio.CancelScope(shield=True):
-        await connection.aclose()
+async def _read_head(stream: WebhookStream, reader: ReplyReader) -> bytes:
+    """Read until the reply's head is in; the body's bytes that came with it."""
+    first = b""
+    while reader.head is None:
+        data = await stream.receive()
+        if not data:
+            reader.receive_eof()  # raises: the connection closed before a head
+        first = reader.receive(data)
+    return first
 
 
 # What a path and a query keep as written (the WHATWG URL standard's percent-encode
@@ -172,20 +236,19 @@ _QUERY_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>'
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def request_url(url: str) -> tuple[httpcore.URL, bytes]:
-    """An http(s) URL as the settings take it, as httpcore sends to it, and its Host
-    header, both as httpx made them: the host lower-cased and IDNA-encoded, the port
-    named only when not the scheme's default, the path and query percent-encoded."""
+def request_url(url: str) -> tuple[Origin, bytes, bytes]:
+    """An http(s) URL as the settings take it: where to connect, the request target, and
+    the Host header, the last two as httpx made them: the host lower-cased and
+    IDNA-encoded, the port named only when not the scheme's default, the path and query
+    percent-encoded."""
     parts = urlsplit(url)
     host = parts.hostname or ""  # lower-cased, without an IPv6 address's brackets
     raw_host = host.encode("ascii") if host.isascii() else host.encode("idna")
-    port = None if parts.port == _DEFAULT_PORTS[parts.scheme] else parts.port
+    port = parts.port or _DEFAULT_PORTS[parts.scheme]
     target = quote(parts.path or "/", safe=_PATH_KEEPS)
     if parts.query:
         target += "?" + quote(parts.query, safe=_QUERY_KEEPS)
     named = b"[%b]" % raw_host if b":" in raw_host else raw_host
-    host_header = named if port is None else b"%b:%d" % (named, port)
-    return (
-        httpcore.URL(scheme=parts.scheme, host=raw_host, port=port, target=target),
-        host_header,
-    )
+    host_header = named if port == _DEFAULT_PORTS[parts.scheme] else b"%b:%d" % (named, port)
+    origin = Origin(parts.scheme, raw_host.decode("ascii"), port)
+    return origin, target.encode("ascii"), host_header

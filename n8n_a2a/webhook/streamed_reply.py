@@ -20,15 +20,14 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-import httpcore
 import trio
 
 from ..core.chunks import ChunkReader
 from ..core.contract import StreamedReply
-from .pool import reply_body
 
 if TYPE_CHECKING:
     from .client import ReplyRoom
+    from .pool import Reply
 
 #: Where the text of a streamed reply goes as it comes (the executor's relay to streams).
 Relay = Callable[[str], None]
@@ -43,7 +42,7 @@ RELAY_SPACING = 0.02
 
 
 async def read_stream(
-    reply: httpcore.Response,
+    reply: Reply,
     subject_token: str | None,
     relay: Relay | None,
     max_text_bytes: int,
@@ -80,14 +79,14 @@ async def read_stream(
 
 
 async def _read(
-    reply: httpcore.Response,
+    reply: Reply,
     reader: ChunkReader,
     heard: Callable[[], None],
     room: ReplyRoom | None,
 ) -> None:
     """Feed the reader every piece, until the stream ends or stops; `heard` after each."""
     pieces = taken = 0
-    async for data in reply_body(reply):
+    async for data in reply:
         reader.feed(data)
         if room is not None and reader.held_bytes > taken:
             await room.take(reader.held_bytes - taken)

@@ -1,5 +1,5 @@
-"""The pool's trio backend over real sockets: trio's errors as httpcore's, timeouts kept
-when asked for and no scope opened when not, and nothing left open by a cancel."""
+"""The webhook's streams over real sockets: trio's errors as the webhook's, no deadline
+opened of their own, and nothing left open by a cancel or a failed handshake."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
-import httpcore
 import pytest
 import trio
 import trustme
 
-from n8n_a2a.webhook.network import TrioNetwork
-from tests.webhook.h11_server import Server, causes, start_server
+from n8n_a2a.webhook.errors import ConnectError, ReadError, WriteError
+from n8n_a2a.webhook.network import Origin, WebhookStream, open_stream
+from tests.webhook.h11_server import Server, causes
 
 
 @pytest.fixture
@@ -23,16 +23,13 @@ async def listener() -> AsyncIterator[trio.SocketListener]:
         yield listener
 
 
-def port_of(listener: trio.SocketListener) -> int:
-    port: int = listener.socket.getsockname()[1]
-    return port
+def origin_of(listener: trio.SocketListener, scheme: str = "http") -> Origin:
+    return Origin(scheme, "127.0.0.1", listener.socket.getsockname()[1])
 
 
-async def connected(
-    listener: trio.SocketListener,
-) -> tuple[httpcore.AsyncNetworkStream, trio.SocketStream]:
-    """A stream of the backend's and the server's end of it."""
-    stream = await TrioNetwork().connect_tcp("127.0.0.1", port_of(listener))
+async def connected(listener: trio.SocketListener) -> tuple[WebhookStream, trio.SocketStream]:
+    """A stream of the webhook's and the server's end of it."""
+    stream = await open_stream(origin_of(listener), None)
     return stream, await listener.accept()
 
 
@@ -60,53 +57,26 @@ def no_deadline_opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-async def test_a_read_and_a_write_without_a_timeout_open_no_deadline(
+async def test_a_read_and_a_write_open_no_deadline(
     listener: trio.SocketListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stream, peer = await connected(listener)
     await peer.send_all(b"reply")
     with no_deadline_opened(monkeypatch):
-        await stream.write(b"request")
-        assert await stream.read(100) == b"reply"
+        await stream.send(b"request")
+        assert await stream.receive() == b"reply"
     assert await peer.receive_some() == b"request"
     await stream.aclose()
-
-
-async def test_an_empty_write_sends_nothing(listener: trio.SocketListener) -> None:
-    stream, peer = await connected(listener)
-    await stream.write(b"")
-    await stream.aclose()
-    assert await peer.receive_some() == b""
+    assert await closed_by_the_client(peer)
 
 
 async def test_a_refused_connection_is_a_connect_error() -> None:
     [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    port = port_of(listener)
+    origin = origin_of(listener)
     await listener.aclose()
-    with pytest.raises(httpcore.ConnectError) as error:
-        await TrioNetwork().connect_tcp("127.0.0.1", port)
+    with pytest.raises(ConnectError) as error:
+        await open_stream(origin, None)
     assert isinstance(error.value.__cause__, OSError)
-
-
-async def test_a_connect_past_its_timeout_is_a_connect_timeout(
-    listener: trio.SocketListener,
-) -> None:
-    with pytest.raises(httpcore.ConnectTimeout):
-        await TrioNetwork().connect_tcp("127.0.0.1", port_of(listener), timeout=0)
-
-
-async def test_a_read_past_its_timeout_is_a_read_timeout(listener: trio.SocketListener) -> None:
-    stream, _ = await connected(listener)
-    with pytest.raises(httpcore.ReadTimeout):
-        await stream.read(100, timeout=0.05)
-    await stream.aclose()
-
-
-async def test_a_write_past_its_timeout_is_a_write_timeout(listener: trio.SocketListener) -> None:
-    stream, _ = await connected(listener)  # the peer reads nothing: the buffers fill
-    with pytest.raises(httpcore.WriteTimeout):
-        await stream.write(bytes(64 * 1024 * 1024), timeout=0.2)
-    await stream.aclose()
 
 
 async def test_a_read_or_write_of_a_closed_stream_is_a_read_or_write_error(
@@ -114,10 +84,10 @@ async def test_a_read_or_write_of_a_closed_stream_is_a_read_or_write_error(
 ) -> None:
     stream, _ = await connected(listener)
     await stream.aclose()
-    with pytest.raises(httpcore.ReadError) as read:
-        await stream.read(100)
-    with pytest.raises(httpcore.WriteError) as write:
-        await stream.write(b"x")
+    with pytest.raises(ReadError) as read:
+        await stream.receive()
+    with pytest.raises(WriteError) as write:
+        await stream.send(b"x")
     assert isinstance(read.value.__cause__, trio.ClosedResourceError)
     assert isinstance(write.value.__cause__, trio.ClosedResourceError)
 
@@ -125,11 +95,22 @@ async def test_a_read_or_write_of_a_closed_stream_is_a_read_or_write_error(
 async def test_a_write_to_a_peer_gone_is_a_write_error(listener: trio.SocketListener) -> None:
     stream, peer = await connected(listener)
     await peer.aclose()
-    with pytest.raises(httpcore.WriteError) as error:
+    with pytest.raises(WriteError) as error:
         for _ in range(100):  # the first writes may land before the reset comes back
-            await stream.write(b"x" * 65536)
+            await stream.send(b"x" * 65536)
             await trio.sleep(0.01)
     assert isinstance(error.value.__cause__, trio.BrokenResourceError)
+    await stream.aclose()
+
+
+async def test_the_end_of_the_peers_stream_reads_as_no_bytes(
+    listener: trio.SocketListener,
+) -> None:
+    stream, peer = await connected(listener)
+    await peer.send_all(b"last")
+    await peer.aclose()
+    assert await stream.receive() == b"last"
+    assert await stream.receive() == b""
     await stream.aclose()
 
 
@@ -137,67 +118,49 @@ async def test_an_idle_stream_is_readable_once_its_peer_closed(
     listener: trio.SocketListener,
 ) -> None:
     stream, peer = await connected(listener)
-    assert stream.get_extra_info("is_readable") is False
-    assert stream.get_extra_info("client_addr") == peer.socket.getpeername()
-    assert stream.get_extra_info("server_addr") == peer.socket.getsockname()
-    assert stream.get_extra_info("ssl_object") is None
+    assert stream.is_readable() is False
     await peer.aclose()
     with trio.fail_after(5):
-        await trio.lowlevel.wait_readable(stream.get_extra_info("socket"))
-    assert stream.get_extra_info("is_readable") is True
+        while not stream.is_readable():  # noqa: ASYNC110 - a socket's state: no event to wait on
+            await trio.sleep(0.01)
     await stream.aclose()
 
 
 async def test_a_tls_handshake_cut_by_a_cancel_closes_its_socket(
     listener: trio.SocketListener,
 ) -> None:
-    stream, peer = await connected(listener)  # the peer never answers the hello
-    with trio.move_on_after(0.1) as deadline:
-        await stream.start_tls(ssl.create_default_context(), "127.0.0.1")
-    assert deadline.cancelled_caught
+    async with trio.open_nursery() as nursery:
+
+        async def handshake() -> None:
+            with trio.move_on_after(0.1):  # the peer never answers the hello
+                await open_stream(origin_of(listener, "https"), ssl.create_default_context())
+
+        nursery.start_soon(handshake)
+        peer = await listener.accept()
     assert await closed_by_the_client(peer)
 
 
 async def test_an_untrusted_certificate_is_a_connect_error_and_its_socket_is_closed(
     tls_server: Server,
 ) -> None:
-    stream = await TrioNetwork().connect_tcp("127.0.0.1", tls_server.port)
-    with pytest.raises(httpcore.ConnectError) as error:
-        await stream.start_tls(ssl.create_default_context(), "127.0.0.1")
+    origin = Origin("https", "127.0.0.1", tls_server.port)
+    with pytest.raises(ConnectError) as error:
+        await open_stream(origin, ssl.create_default_context())
     assert any(isinstance(cause, ssl.SSLCertVerificationError) for cause in causes(error.value))
     await tls_server.wait_closed(1)
 
 
-async def test_a_tls_stream_reads_writes_and_shows_its_tls(
-    tls_server: Server, authority: trustme.CA
-) -> None:
+async def test_a_tls_stream_reads_and_writes(tls_server: Server, authority: trustme.CA) -> None:
     context = ssl.create_default_context()
     authority.configure_trust(context)
-    context.set_alpn_protocols(["http/1.1"])
-    plain = await TrioNetwork().connect_tcp("127.0.0.1", tls_server.port)
-    stream = await plain.start_tls(context, "127.0.0.1")
-    await stream.write(b"GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    stream = await open_stream(Origin("https", "127.0.0.1", tls_server.port), context)
+    await stream.send(b"GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     with trio.fail_after(5):
         reply = b""
         while not reply.endswith(b"/ok"):
-            reply += await stream.read(65536)
+            piece = await stream.receive()
+            assert type(piece) is bytes  # not the bytearray a TLS stream may hand back
+            reply += piece
     assert reply.startswith(b"HTTP/1.1 200 ")
-    tls = stream.get_extra_info("ssl_object")
-    assert tls.version().startswith("TLSv1.")
-    assert tls.selected_alpn_protocol() is None  # the server offers none
     await stream.aclose()
     await tls_server.wait_closed(1)
-
-
-async def test_a_cancel_mid_reply_closes_httpcores_connection(nursery: trio.Nursery) -> None:
-    server = await start_server(nursery)
-    connection = httpcore.AsyncHTTPConnection(
-        httpcore.Origin(b"http", b"127.0.0.1", server.port), network_backend=TrioNetwork()
-    )
-    url = httpcore.URL(scheme=b"http", host=b"127.0.0.1", port=server.port, target=b"/silent")
-    with trio.move_on_after(0.1):
-        await connection.handle_async_request(
-            httpcore.Request(b"GET", url, headers=[(b"Host", b"127.0.0.1")])
-        )
-    assert connection.is_closed()
-    await server.wait_closed(1)

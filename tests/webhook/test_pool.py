@@ -1,44 +1,38 @@
 """The stack pool over real sockets: reuse, give-back, errors, TLS; the webhook URL as
-httpcore takes it."""
+the pool takes it."""
 
 from __future__ import annotations
 
-import ast
-import inspect
-import re
 import socket
 import ssl
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
-from types import ModuleType
+from functools import partial
 
-import httpcore
 import httpx
 import pytest
 import trio
 import trustme
 
-import n8n_a2a.webhook.network
-import n8n_a2a.webhook.pool
-from n8n_a2a.webhook.pool import StackPool, reply_body, reply_header, request_url
+from n8n_a2a.webhook.errors import ConnectError, ReadError, RemoteProtocolError, WriteError
+from n8n_a2a.webhook.http11 import ReplyHead, field_lines
+from n8n_a2a.webhook.network import Origin
+from n8n_a2a.webhook.pool import StackPool, request_url
 from tests.webhook.h11_server import Server, causes
 
 
-def request(
-    url: str, headers: Sequence[tuple[bytes, bytes]] = (), **extensions: object
-) -> httpcore.Request:
-    target, host = request_url(url)
-    return httpcore.Request(
-        b"GET", target, headers=[(b"Host", host), *headers], extensions=extensions
-    )
+def request(url: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> tuple[Origin, bytes]:
+    """Where a GET of `url` goes, and its head."""
+    origin, target, host = request_url(url)
+    fields = field_lines([(b"Host", host), *headers])
+    return origin, b"GET %b HTTP/1.1\r\n%b\r\n" % (target, fields)
 
 
 async def get(
-    pool: StackPool, url: str, headers: Sequence[tuple[bytes, bytes]] = (), **extensions: object
+    pool: StackPool, url: str, headers: Sequence[tuple[bytes, bytes]] = ()
 ) -> tuple[int, bytes]:
     """The reply's status and its body, read whole."""
-    async with pool.exchange(request(url, headers, **extensions)) as reply:
-        body = b"".join([piece async for piece in reply_body(reply)])
+    async with pool.exchange(*request(url, headers), b"") as reply:
+        body = b"".join([piece async for piece in reply])
     return reply.status, body
 
 
@@ -61,9 +55,9 @@ async def test_calls_one_after_another_share_one_connection(
 async def test_a_reply_closed_early_gives_its_connection_back(
     server: Server, pool: StackPool, read_a_part: bool
 ) -> None:
-    async with pool.exchange(request(server.url("/big"))) as reply:
+    async with pool.exchange(*request(server.url("/big")), b"") as reply:
         if read_a_part:
-            async for _ in reply_body(reply):
+            async for _ in reply:
                 break
     # Unread, the rest of the body would come before any next reply: it is closed.
     await server.wait_closed(1)
@@ -106,7 +100,7 @@ async def test_many_concurrent_calls_each_get_a_connection_then_reuse_them(
 async def test_a_server_that_closes_mid_reply_is_a_protocol_or_read_error(
     server: Server, pool: StackPool, path: str
 ) -> None:
-    with pytest.raises((httpcore.RemoteProtocolError, httpcore.ReadError)):
+    with pytest.raises((RemoteProtocolError, ReadError)):
         await get(pool, server.url(path))
     await server.wait_closed(1)
     assert (await get(pool, server.url("/ok")))[0] == 200
@@ -116,7 +110,7 @@ async def test_a_refused_connection_is_a_connect_error(pool: StackPool) -> None:
     with socket.socket() as bound_not_listening:
         bound_not_listening.bind(("127.0.0.1", 0))
         port = bound_not_listening.getsockname()[1]
-        with pytest.raises(httpcore.ConnectError):
+        with pytest.raises(ConnectError):
             await get(pool, f"http://127.0.0.1:{port}/ok")
 
 
@@ -127,19 +121,6 @@ async def test_a_call_cut_at_its_deadline_closes_its_connection(
         await get(pool, server.url("/silent"))
     assert deadline.cancelled_caught
     await server.wait_closed(1)
-
-
-async def test_a_read_timeout_asked_for_is_kept(server: Server, pool: StackPool) -> None:
-    with pytest.raises(httpcore.ReadTimeout):
-        await get(pool, server.url("/silent"), timeout={"read": 0.2})
-    await server.wait_closed(1)
-
-
-async def test_a_header_h11_refuses_is_a_local_protocol_error(
-    server: Server, pool: StackPool
-) -> None:
-    with pytest.raises(httpcore.LocalProtocolError):
-        await get(pool, server.url("/ok"), [(b"X-Bad", b"a\x00b")])
 
 
 async def test_tls_with_the_given_context_reuses_its_connection(
@@ -173,7 +154,7 @@ async def test_plain_http_never_makes_a_tls_context(server: Server) -> None:
 async def test_an_untrusted_certificate_is_a_connect_error_caused_by_tls(
     tls_server: Server, pool: StackPool
 ) -> None:
-    with pytest.raises(httpcore.ConnectError) as error:
+    with pytest.raises(ConnectError) as error:
         await get(pool, tls_server.url("/ok"))
     assert any(isinstance(cause, ssl.SSLCertVerificationError) for cause in causes(error.value))
 
@@ -193,12 +174,13 @@ async def test_an_untrusted_certificate_is_a_connect_error_caused_by_tls(
     ],
 )
 def test_the_webhook_url_goes_as_httpx_sent_it(url: str) -> None:
-    target, host = request_url(url)
+    origin, target, host = request_url(url)
     reference = httpx.Request("POST", url)
-    assert (target.scheme, target.host, target.port, target.target) == (
+    default_port = {"http": 80, "https": 443}[origin.scheme]
+    assert (origin.scheme.encode(), origin.host.encode(), origin.port, target) == (
         reference.url.raw_scheme,
         reference.url.raw_host,
-        reference.url.port,
+        reference.url.port or default_port,
         reference.url.raw_path,
     )
     assert host == reference.headers["Host"].encode()
@@ -215,110 +197,78 @@ def test_the_webhook_url_goes_as_httpx_sent_it(url: str) -> None:
     ],
 )
 def test_a_reply_header_reads_as_httpx_read_it(headers: list[tuple[bytes, bytes]]) -> None:
-    reply = httpcore.Response(200, headers=headers)
-    assert reply_header(reply, b"content-type") == httpx.Headers(headers).get("content-type", "")
+    head = ReplyHead(200, tuple((name.lower(), value) for name, value in headers))
+    assert head.header(b"content-type") == httpx.Headers(headers).get("content-type", "")
 
 
-# The guard: the pool and its backend must stay on httpx's and httpcore's public API.
+async def serve_once(nursery: trio.Nursery, reply: bytes, read_first: int) -> int:
+    """A server that reads `read_first` bytes of each request at most, writes `reply` and
+    closes: the port it listens on."""
 
-LIBRARIES = {"httpx", "httpcore"}
+    async def answer(stream: trio.SocketStream) -> None:
+        received = b""
+        while len(received) < read_first and (piece := await stream.receive_some(65536)):
+            received += piece
+        await stream.send_all(reply)
+        await trio.aclose_forcefully(stream)  # a reset, with the rest of the body unread
 
-
-def private_uses(source: str, namespace: dict[str, object]) -> list[str]:
-    """Each place where the source reaches into httpx or httpcore by a private name:
-    an import of a private module or name; a private attribute of anything but `self`;
-    or, in a class built on theirs, a private attribute of `self` that their classes
-    (named as in `namespace`) have too."""
-    found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [
-                f"line {node.lineno}: import {alias.name}"
-                for alias in node.names
-                if _theirs(alias.name) and _private_in(alias.name)
-            ]
-        elif isinstance(node, ast.ImportFrom) and _theirs(node.module or ""):
-            found += [
-                f"line {node.lineno}: from {node.module} import {alias.name}"
-                for alias in node.names
-                if _private_in(f"{node.module}.{alias.name}")
-            ]
-        elif isinstance(node, ast.Attribute) and _private(node.attr):
-            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-                found.append(f"line {node.lineno}: .{node.attr}")
-        elif isinstance(node, ast.ClassDef):
-            theirs = _their_private_names(node, namespace)
-            found += [
-                f"line {n.lineno}: self.{n.attr} in {node.name}, a name of its base's"
-                for n in ast.walk(node)
-                if isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id == "self"
-                and n.attr in theirs
-            ]
-    return found
+    listeners = await nursery.start(partial(trio.serve_tcp, host="127.0.0.1"), answer, 0)
+    port: int = listeners[0].socket.getsockname()[1]
+    return port
 
 
-def _theirs(dotted: str) -> bool:
-    return dotted.split(".")[0] in LIBRARIES
+async def test_a_reply_made_before_the_body_was_all_sent_is_the_reply(
+    nursery: trio.Nursery, pool: StackPool
+) -> None:
+    refusal = b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\n\r\ntoo large"
+    port = await serve_once(nursery, refusal, read_first=1)
+    origin, head = request(f"http://127.0.0.1:{port}/")
+    async with pool.exchange(origin, head, b"x" * (32 * 1024 * 1024)) as reply:
+        assert (reply.status, b"".join([piece async for piece in reply])) == (413, b"too large")
 
 
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+async def test_a_connection_cut_while_sending_with_no_reply_is_a_write_error(
+    nursery: trio.Nursery, pool: StackPool
+) -> None:
+    port = await serve_once(nursery, b"", read_first=1)
+    origin, head = request(f"http://127.0.0.1:{port}/")
+    with pytest.raises(WriteError):
+        async with pool.exchange(origin, head, b"x" * (32 * 1024 * 1024)):
+            pass
 
 
-def _private_in(dotted: str) -> bool:
-    return any(_private(part) for part in dotted.split("."))
+async def test_a_body_in_pieces_goes_out_whole_and_the_connection_is_kept(
+    server: Server, pool: StackPool
+) -> None:
+    async def pieces() -> AsyncIterator[bytes]:
+        for piece in (b"a" * 70_000, b"b" * 10):
+            yield piece
+
+    origin, target, host = request_url(server.url("/ok"))
+    fields = field_lines([(b"Host", host), (b"Content-Length", b"70010")])
+    for body in (pieces(), b"c" * 70_010):  # pieces; then bytes past the head's write
+        async with pool.exchange(
+            origin, b"POST %b HTTP/1.1\r\n%b\r\n" % (target, fields), body
+        ) as reply:
+            assert b"".join([piece async for piece in reply]) == b"/ok"
+    assert server.opened == 1
 
 
-def _their_private_names(node: ast.ClassDef, namespace: dict[str, object]) -> set[str]:
-    """The private names the class's httpx or httpcore bases define or set on self."""
-    names: set[str] = set()
-    for base in node.bases:
-        base_class = _resolve(base, namespace)
-        assert isinstance(base_class, type)
-        for klass in inspect.getmro(base_class):
-            if not _theirs(klass.__module__):
-                continue
-            for name, member in vars(klass).items():
-                if _private(name):
-                    names.add(name)
-                method = member.fget if isinstance(member, property) else member
-                if inspect.isfunction(method):
-                    names |= set(re.findall(r"self\.(_\w+)", inspect.getsource(method)))
-    return names
+async def test_a_send_cut_by_a_cancel_closes_its_connection(pool: StackPool) -> None:
+    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    origin, head = request(f"http://127.0.0.1:{listener.socket.getsockname()[1]}/")
+    async with listener, trio.open_nursery() as nursery:
 
+        async def send() -> None:
+            with trio.move_on_after(0.2):  # the server reads nothing: the send blocks
+                async with pool.exchange(origin, head, b"x" * (64 * 1024 * 1024)):
+                    raise AssertionError("no reply can come")
 
-def _resolve(expression: ast.expr, namespace: dict[str, object]) -> object:
-    """What a base class expression (`Name` or `module.Name`) names in the namespace."""
-    if isinstance(expression, ast.Name):
-        return namespace[expression.id]
-    assert isinstance(expression, ast.Attribute), ast.dump(expression)
-    return getattr(_resolve(expression.value, namespace), expression.attr)
-
-
-@pytest.mark.parametrize("module", [n8n_a2a.webhook.pool, n8n_a2a.webhook.network])
-def test_the_pool_uses_no_private_name_of_httpx_or_httpcore(module: ModuleType) -> None:
-    source = Path(inspect.getfile(module)).read_text()
-    assert private_uses(source, vars(module)) == []
-
-
-def test_the_guard_finds_each_kind_of_private_use() -> None:
-    source = (
-        "import httpx\n"
-        "from httpx._transports.default import map_httpcore_exceptions\n"
-        "from httpcore import _models\n"
-        "class Transport(httpx.AsyncHTTPTransport):\n"
-        "    def __init__(self, pool):\n"
-        "        self._pool = pool\n"
-        "        self._mine = None\n"
-        "    def count(self):\n"
-        "        return len(self._pool._connections)\n"
-    )
-    assert sorted(private_uses(source, {"httpx": httpx})) == [
-        "line 2: from httpx._transports.default import map_httpcore_exceptions",
-        "line 3: from httpcore import _models",
-        "line 6: self._pool in Transport, a name of its base's",
-        "line 9: ._connections",
-        "line 9: self._pool in Transport, a name of its base's",
-    ]
+        nursery.start_soon(send)
+        peer = await listener.accept()
+        with trio.fail_after(5):
+            try:
+                while await peer.receive_some():  # to the end: the client closed it
+                    pass
+            except trio.BrokenResourceError:
+                pass

@@ -6,7 +6,7 @@ import httpcore
 import httpx
 import pytest
 
-from n8n_a2a.webhook.httpcore_errors import httpx_errors
+from n8n_a2a.push.httpcore_errors import httpx_errors
 
 
 @pytest.mark.parametrize(

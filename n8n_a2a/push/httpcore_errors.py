@@ -1,4 +1,5 @@
-"""httpcore's errors raised as httpx's, for clients that send on httpcore's public API.
+"""httpcore's errors raised as httpx's, for the push client (push/client.py), which sends
+on httpcore's public API under an httpx client.
 
 httpx maps them in a private function, hence the table here.
 """

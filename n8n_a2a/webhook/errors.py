@@ -1,0 +1,37 @@
+"""What can go wrong between the adapter and the webhook, short of a reply: the client
+(webhook/client.py) turns each kind into a TransportFailure's outcome."""
+
+from __future__ import annotations
+
+
+class WebhookTransportError(Exception):
+    """The exchange with the webhook did not come to a reply."""
+
+
+class ConnectError(WebhookTransportError):
+    """No connection: refused, unreachable, a name that does not resolve, or a TLS
+    handshake that failed (the ssl.SSLError down the cause chain)."""
+
+
+class NetworkError(WebhookTransportError):
+    """A connection cut while the request went out or the reply came in."""
+
+
+class ReadError(NetworkError):
+    """Cut while the reply was read."""
+
+
+class WriteError(NetworkError):
+    """Cut while the request was written (and no reply came before the cut)."""
+
+
+class ProtocolError(WebhookTransportError):
+    """HTTP/1.1 broken on one side or the other."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The reply is not HTTP/1.1 as RFC 9112 frames it (or it ends before its end)."""
+
+
+class LocalProtocolError(ProtocolError):
+    """The request cannot be written: a header field name or value HTTP/1.1 refuses."""
