@@ -3,6 +3,7 @@ opened of their own, and nothing left open by a cancel or a failed handshake."""
 
 from __future__ import annotations
 
+import socket
 import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -129,14 +130,18 @@ async def test_an_idle_stream_is_readable_once_its_peer_closed(
 async def test_a_tls_handshake_cut_by_a_cancel_closes_its_socket(
     listener: trio.SocketListener,
 ) -> None:
+    handshake = trio.CancelScope()
+
+    async def connect() -> None:
+        with handshake:
+            await open_stream(origin_of(listener, "https"), ssl.create_default_context())
+
     async with trio.open_nursery() as nursery:
-
-        async def handshake() -> None:
-            with trio.move_on_after(0.1):  # the peer never answers the hello
-                await open_stream(origin_of(listener, "https"), ssl.create_default_context())
-
-        nursery.start_soon(handshake)
-        peer = await listener.accept()
+        nursery.start_soon(connect)
+        with trio.fail_after(5):
+            peer = await listener.accept()
+            assert await peer.receive_some()  # the client's hello, never answered
+        handshake.cancel()
     assert await closed_by_the_client(peer)
 
 
@@ -164,3 +169,37 @@ async def test_a_tls_stream_reads_and_writes(tls_server: Server, authority: trus
     assert reply.startswith(b"HTTP/1.1 200 ")
     await stream.aclose()
     await tls_server.wait_closed(1)
+
+
+class TwoAddresses(trio.abc.HostnameResolver):
+    """Every name resolves to these two addresses, in this order."""
+
+    def __init__(self, *addresses: tuple[str, int]) -> None:
+        self._addresses = addresses
+
+    async def getaddrinfo(self, *_: object) -> list[tuple[object, ...]]:  # type: ignore[override]
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", a) for a in self._addresses]
+
+    async def getnameinfo(self, *_: object) -> tuple[str, str]:
+        raise NotImplementedError
+
+
+async def test_a_host_of_several_addresses_is_connected_to_the_one_that_answers(
+    listener: trio.SocketListener,
+) -> None:
+    # One address is dialled directly; of several, the race between them finds the one
+    # that answers (trio.open_tcp_stream's).
+    [closed] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    dead = closed.socket.getsockname()
+    await closed.aclose()
+    before = trio.socket.set_custom_hostname_resolver(
+        TwoAddresses(dead, listener.socket.getsockname())
+    )
+    try:
+        stream = await open_stream(Origin("http", "n8n.example", 5678), None)
+    finally:
+        trio.socket.set_custom_hostname_resolver(before)
+    peer = await listener.accept()
+    await stream.send(b"hello")
+    assert await peer.receive_some() == b"hello"
+    await stream.aclose()
