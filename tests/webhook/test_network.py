@@ -164,3 +164,16 @@ async def test_a_tls_stream_reads_and_writes(tls_server: Server, authority: trus
     assert reply.startswith(b"HTTP/1.1 200 ")
     await stream.aclose()
     await tls_server.wait_closed(1)
+
+
+async def test_tls_checks_the_name_given_not_the_address_dialled(
+    tls_server: Server, authority: trustme.CA
+) -> None:
+    context = ssl.create_default_context()
+    authority.configure_trust(context)
+    origin = Origin("https", "127.0.0.1", tls_server.port)  # certified for 127.0.0.1
+    with pytest.raises(ConnectError) as error:
+        await open_stream(origin, context, server_hostname="bridge.test")
+    [mismatch] = [c for c in causes(error.value) if isinstance(c, ssl.SSLCertVerificationError)]
+    assert "bridge.test" in str(mismatch)
+    await tls_server.wait_closed(1)
