@@ -6,6 +6,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 import trio
@@ -177,3 +178,51 @@ async def test_tls_checks_the_name_given_not_the_address_dialled(
     [mismatch] = [c for c in causes(error.value) if isinstance(c, ssl.SSLCertVerificationError)]
     assert "bridge.test" in str(mismatch)
     await tls_server.wait_closed(1)
+
+
+async def test_an_address_a_name_stands_for_is_dialled_as_it_is(
+    listener: trio.SocketListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_lookup(*_: object) -> None:
+        raise AssertionError("trio.open_tcp_stream was called")
+
+    monkeypatch.setattr(trio, "open_tcp_stream", no_lookup)
+    origin = origin_of(listener)
+    stream = await open_stream(origin, None, server_hostname="bridge.test")
+    peer = await listener.accept()
+    await stream.send(b"request")
+    assert await peer.receive_some() == b"request"
+    await stream.aclose()
+    assert await closed_by_the_client(peer)
+    await listener.aclose()
+    with pytest.raises(ConnectError, match="refused") as error:
+        await open_stream(origin, None, server_hostname="bridge.test")
+    assert isinstance(error.value.__cause__, OSError)
+
+
+async def test_an_ipv6_address_is_dialled_too() -> None:
+    [listener] = await trio.open_tcp_listeners(0, host="::1")
+    async with listener:
+        port = listener.socket.getsockname()[1]
+        stream = await open_stream(Origin("http", "::1", port), None, server_hostname="v6.test")
+        peer = await listener.accept()
+        await stream.aclose()
+        assert await closed_by_the_client(peer)
+
+
+async def test_a_dial_cut_by_a_cancel_leaves_no_socket_open(
+    listener: trio.SocketListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[trio.socket.SocketType] = []
+    real = trio.socket.socket
+
+    def counted(*args: Any) -> trio.socket.SocketType:
+        opened.append(real(*args))
+        return opened[-1]
+
+    monkeypatch.setattr(trio.socket, "socket", counted)
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await open_stream(origin_of(listener), None, server_hostname="bridge.test")
+    [socket] = opened
+    assert socket.fileno() == -1
