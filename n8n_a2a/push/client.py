@@ -1,105 +1,77 @@
-"""The push sender's httpx client: a new connection for every POST, closed with its answer.
+"""The push sender's POST: one HTTP/1.1 exchange on a connection of its own, to an address
+the guard judged, closed as soon as the answer's status is in (its body is never read).
 
-Imported by the first POST (push/sender.py), with httpx: a start that never pushes
-imports neither.
+On the webhook's HTTP/1.1 (webhook/network.py's streams, webhook/pool.py's writing and
+head reading, webhook/http11.py's framing): the address dialled, TLS checked against the
+URL's name (SNI and the certificate), the name in Host. No pool: a connection is never
+handed to another name on the same address (TLS checked against one name must not carry
+another's update), no receiver waits for a connection that another one holds, and a POST
+costs the same however many are under way. No redirect is followed (a 3xx is the
+answer), no proxy is taken from the environment. Nothing here logs: the headers carry
+the token and the credentials.
 """
 
 from __future__ import annotations
 
-import logging
 import ssl
-import typing
+from collections.abc import Awaitable, Callable, Mapping
 
-import httpcore
-import httpx
 import trio
 
 from .. import __version__
-from .httpcore_errors import httpx_errors
+from ..protocol.push import IPAddress
+from ..webhook.errors import ReadError, RemoteProtocolError
+from ..webhook.http11 import ReplyReader, field_lines
+from ..webhook.network import Origin, WebhookStream
+from ..webhook.pool import read_head, send_request
+from .url import PushURL
 
-# httpcore's DEBUG trace quotes every answer's headers, which a receiver may fill with
-# what it was sent: its lines stop at INFO, whatever the level.
-logging.getLogger("httpcore").setLevel(logging.INFO)
+#: Opens a connection: to the origin (its host an address), TLS (`tls`, None for http)
+#: checked against the name (webhook/network.py's open_stream; a fake in tests).
+Connect = Callable[[Origin, ssl.SSLContext | None, str], Awaitable[WebhookStream]]
+
+_USER_AGENT = f"n8n-a2a/{__version__}".encode()
 
 
-def push_client(
-    ssl_context: ssl.SSLContext, timeout: float, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
-    """The sender's client: no redirects, no proxies from the environment, each POST on a
-    connection of its own (`transport` replaces the network: tests)."""
-    return httpx.AsyncClient(
-        transport=transport or OneConnectionEach(ssl_context),
-        follow_redirects=False,
-        timeout=httpx.Timeout(timeout),
-        trust_env=False,
-        headers={"User-Agent": f"n8n-a2a/{__version__}"},
+def request_head(url: PushURL, headers: Mapping[str, str], length: int) -> bytes:
+    """The POST's head: Host the URL's name, the caller's headers, the body's length,
+    and the close that follows the answer. LocalProtocolError for a header HTTP/1.1
+    cannot carry; UnicodeEncodeError for one that is not ASCII (as httpx refused it)."""
+    fields = field_lines(
+        [
+            (b"Host", url.host_header),
+            (b"User-Agent", _USER_AGENT),
+            *((name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()),
+            (b"Content-Length", b"%d" % length),
+            (b"Connection", b"close"),
+        ]
     )
+    return b"POST %b HTTP/1.1\r\n%b\r\n" % (url.target, fields)
 
 
-class OneConnectionEach(httpx.AsyncBaseTransport):
-    """A new connection for every POST, closed with its answer.
-
-    No pool: a connection is never handed to another name on the same address (TLS
-    checked against one name must not carry another's update), no receiver waits for a
-    connection that another one holds, and a POST costs the same however many are under
-    way (httpcore's pool walks every connection it holds on each request and each
-    answer: with a few hundred receivers that never answer, that was most of the CPU).
-    """
-
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        self._ssl_context = ssl_context
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        port = url.port or (443 if url.scheme == "https" else 80)
-        connection = httpcore.AsyncHTTPConnection(
-            httpcore.Origin(url.raw_scheme, url.raw_host, port), ssl_context=self._ssl_context
-        )
-        assert isinstance(request.stream, typing.AsyncIterable)
+async def post(
+    connect: Connect,
+    url: PushURL,
+    address: IPAddress,
+    request: tuple[bytes, bytes],
+    tls: ssl.SSLContext | None,
+) -> int:
+    """POST `request` (its head and body) to `address`: the answer's status. The errors
+    of webhook/errors.py as they come: ConnectError when no connection (TLS included)
+    is made."""
+    stream = await connect(Origin(url.scheme, str(address), url.port), tls, url.host)
+    try:
+        head, body = request
+        cut = await send_request(stream, head, body)
+        reader = ReplyReader()
         try:
-            with httpx_errors():
-                answer = await connection.handle_async_request(
-                    httpcore.Request(
-                        request.method,
-                        httpcore.URL(
-                            scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path
-                        ),
-                        headers=request.headers.raw,
-                        content=request.stream,
-                        extensions=request.extensions,
-                    )
-                )
-        except BaseException:
-            await _close(connection)
+            await read_head(stream, reader)
+        except (ReadError, RemoteProtocolError) as error:
+            if cut is not None:
+                raise cut from error  # cut while sending, and no answer to show for it
             raise
-        return httpx.Response(
-            answer.status,
-            headers=answer.headers,
-            stream=_ClosingWithConnection(answer, connection),
-            extensions=answer.extensions,
-        )
-
-
-class _ClosingWithConnection(httpx.AsyncByteStream):
-    """An answer's body (never read by the sender) that closes its connection with it."""
-
-    def __init__(self, answer: httpcore.Response, connection: httpcore.AsyncHTTPConnection):
-        self._answer = answer
-        self._connection = connection
-
-    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
-        with httpx_errors():
-            async for part in self._answer.aiter_stream():
-                yield part
-
-    async def aclose(self) -> None:
-        with trio.CancelScope(shield=True), httpx_errors():
-            try:
-                await self._answer.aclose()
-            finally:
-                await self._connection.aclose()
-
-
-async def _close(connection: httpcore.AsyncHTTPConnection) -> None:
-    with trio.CancelScope(shield=True):
-        await connection.aclose()
+        assert reader.head is not None
+        return reader.head.status
+    finally:
+        with trio.CancelScope(shield=True):
+            await stream.aclose()

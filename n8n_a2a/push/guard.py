@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..protocol.push import (
     ALLOW_VARIABLE,
@@ -21,9 +20,7 @@ from ..protocol.push import (
     literal_address,
     refusal,
 )
-
-if TYPE_CHECKING:  # imported by the first URL judged: a start that never pushes needs none
-    import httpx
+from .url import PushURL, read_url
 
 logger = logging.getLogger(__name__)
 
@@ -41,25 +38,23 @@ class Refused(Exception):
 class Destination:
     """A URL with the addresses it may be reached at, each judged by the policy."""
 
-    url: httpx.URL
+    url: PushURL
     addresses: tuple[IPAddress, ...]
 
 
 async def destination(url: str, allow: AllowList, resolve: Resolve) -> Destination:
     """Where a POST to `url` may go. Refused by the policy; OSError when the name does not
     resolve (to any address)."""
-    import httpx  # its URL parser, the one the sender's client reads the URL with
-
     try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as error:
+        parsed = read_url(url)  # the reading the POST is then made of
+    except ValueError as error:
         raise Refused(f"the URL cannot be read: {error}") from None
-    host = parsed.raw_host.decode("ascii")  # an international name in its IDNA form
+    host = parsed.host  # an international name in its IDNA form
     literal = literal_address(host)
     if literal is not None:
         addresses: Sequence[IPAddress] = (literal,)
     else:
-        addresses = await resolve(host, _port(parsed))
+        addresses = await resolve(host, parsed.port)
         if not addresses:
             raise OSError(f"{host} resolves to no address")
     refused = refusal(host, addresses, allow)
@@ -93,7 +88,3 @@ def _log(host: str, refused: Refusal) -> None:
         refused.kind.value,
         extra={"fields": fields},
     )
-
-
-def _port(url: httpx.URL) -> int:
-    return url.port or (443 if url.scheme == "https" else 80)

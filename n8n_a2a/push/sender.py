@@ -1,10 +1,10 @@
 """One POST of one update to one receiver, and what its answer means for a retry.
 
-Its own httpx client, never the webhook's: no redirects (a 3xx is the receiver's final
-word), no proxies from the environment, the system's trust store, and no connection
-kept: each POST connects to an address the guard has just judged, with the URL's host
-name kept for the Host header and TLS (SNI and the certificate check). One deadline
-bounds each attempt, lookup included.
+Its own connections, never the webhook's (push/client.py): no redirects (a 3xx is the
+receiver's final word), no proxies from the environment, the system's trust store, and no
+connection kept: each POST connects to an address the guard has just judged, with the
+URL's host name kept for the Host header and TLS (SNI and the certificate check). One
+deadline bounds each attempt, lookup included.
 
 Each POST holds a socket, so only so many are under way at once, over the process (they
 are in the file descriptor budget, http/descriptors.py) and to one address (the adapter must
@@ -19,13 +19,15 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 import trio
 
 from ..protocol.push import AllowList, IPAddress
+from ..webhook.errors import ConnectError, WebhookTransportError
+from ..webhook.network import open_stream
 from .attempts import Answer, Attempt
-from .guard import Refused, Resolve, destination
+from .client import Connect, post, request_head
+from .guard import Destination, Refused, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups
 
@@ -37,9 +39,6 @@ MAX_CONCURRENT = 64
 MAX_PER_ADDRESS = 4
 # Statuses worth another attempt: the receiver is busy or broken for now.
 _RETRIED = frozenset({408, 429})
-
-if TYPE_CHECKING:  # imported by the first POST (push/client.py): a start never pushing needs none
-    import httpx
 
 
 class PushSender:
@@ -54,31 +53,28 @@ class PushSender:
         max_concurrent: int = MAX_CONCURRENT,
         max_per_address: int = MAX_PER_ADDRESS,
         ssl_context: ssl.SSLContext | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        connect: Connect = open_stream,
     ) -> None:
         """`resolve` defaults to lookups.Lookups of its own (server.py passes the ones
-        configs share); `ssl_context` to the system's trust store; `transport` replaces
+        configs share); `ssl_context` to the system's trust store; `connect` replaces
         the network (tests)."""
         self._allow = allow
         self._resolve = resolve or Lookups().resolve
         self._timeout = timeout
         self._posts = trio.CapacityLimiter(max_concurrent)
         self._per_address: KeyedLimiters[IPAddress] = KeyedLimiters(max_per_address)
-        self._ssl_context = ssl_context
-        self._transport = transport
-        self._opened: httpx.AsyncClient | None = None
+        self._given_tls = ssl_context
+        self._tls_context: ssl.SSLContext | None = None
+        self._connect = connect
 
-    @property
-    def _client(self) -> httpx.AsyncClient:
-        """The client, made by the first POST: httpx (about 70 ms of a start's imports) and
-        the system's trust store it reads (milliseconds of CPU and 2 MiB) are costs a start
-        that never pushes need not pay."""
-        if self._opened is None:
-            from .client import push_client
-
-            context = self._ssl_context or ssl.create_default_context()
-            self._opened = push_client(context, self._timeout, self._transport)
-        return self._opened
+    def _tls(self) -> ssl.SSLContext:
+        """The TLS context, made by the first https POST: the system's trust store it
+        reads (milliseconds of CPU and 2 MiB) is a cost a start that never pushes over
+        TLS need not pay."""
+        if self._tls_context is None:
+            self._tls_context = self._given_tls or ssl.create_default_context()
+            self._tls_context.set_alpn_protocols(["http/1.1"])
+        return self._tls_context
 
     async def __aenter__(self) -> PushSender:
         return self
@@ -89,13 +85,10 @@ class PushSender:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._opened is not None:
-            await self._opened.aclose()
+        """Nothing to close: each POST closes its connection with its answer."""
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
         """One attempt: look the host up, judge it, POST to the first address that connects."""
-        import httpx  # the client's, imported with it (already there after the first POST)
-
         with trio.move_on_after(self._timeout) as attempt:
             try:
                 where = await destination(url, self._allow, self._resolve)
@@ -103,32 +96,27 @@ class PushSender:
                 return Attempt(Answer.BLOCKED, str(refused))
             except OSError as error:
                 return Attempt(Answer.RETRY, f"the host does not resolve: {_describe(error)}")
-            host = where.url.raw_host.decode("ascii")
-            headers = {**headers, "Host": where.url.netloc.decode("ascii")}
-            # TLS checks the certificate against the name, not the address dialled.
-            extensions = {"sni_hostname": host} if where.url.scheme == "https" else {}
-            unreachable = ""
+            return await self._post_to(where, body, headers, attempt)
+        return Attempt(Answer.RETRY, f"no answer within {self._timeout:g} s")
+
+    async def _post_to(
+        self, where: Destination, body: bytes, headers: dict[str, str], attempt: trio.CancelScope
+    ) -> Attempt:
+        """The POST to each judged address in turn, until one connects."""
+        url = where.url
+        tls = self._tls() if url.scheme == "https" else None
+        unreachable = ""
+        try:
+            request = (request_head(url, headers, len(body)), body)
             for address in where.addresses:
-                request = self._client.build_request(
-                    "POST",
-                    where.url.copy_with(host=str(address)),
-                    content=body,
-                    headers=headers,
-                    extensions=extensions,
-                )
                 try:
                     async with self._slot(address, attempt):
-                        # The body of the answer is never read: only its status counts.
-                        response = await self._client.send(request, stream=True)
-                        await response.aclose()
-                except httpx.ConnectError as error:
+                        return _judge(await post(self._connect, url, address, request, tls))
+                except ConnectError as error:
                     unreachable = f"cannot connect to {address}: {_describe(error)}"
-                    continue
-                except httpx.HTTPError as error:
-                    return Attempt(Answer.RETRY, _describe(error))
-                return _judge(response)
-            return Attempt(Answer.RETRY, unreachable)
-        return Attempt(Answer.RETRY, f"no answer within {self._timeout:g} s")
+        except WebhookTransportError as error:
+            return Attempt(Answer.RETRY, _describe(error))
+        return Attempt(Answer.RETRY, unreachable)
 
     @asynccontextmanager
     async def _slot(self, address: IPAddress, attempt: trio.CancelScope) -> AsyncIterator[None]:
@@ -143,8 +131,7 @@ class PushSender:
             self._per_address.forget_idle(address)
 
 
-def _judge(response: httpx.Response) -> Attempt:
-    status = response.status_code
+def _judge(status: int) -> Attempt:
     detail = f"HTTP {status}"
     if 200 <= status < 300:
         return Attempt(Answer.DELIVERED, detail, status)
@@ -159,7 +146,7 @@ def _judge(response: httpx.Response) -> Attempt:
 def _describe(error: BaseException) -> str:
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, ssl.SSLError):  # httpx says only "ConnectError"
+        if isinstance(cause, ssl.SSLError):  # the handshake's failure, under its ConnectError
             return f"TLS: {cause}"
         cause = cause.__cause__ or cause.__context__
     return str(error) or type(error).__name__

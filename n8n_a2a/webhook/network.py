@@ -69,16 +69,21 @@ class WebhookStream:
         await self._stream.aclose()
 
 
-async def open_stream(origin: Origin, tls: ssl.SSLContext | None) -> WebhookStream:
+async def open_stream(
+    origin: Origin, tls: ssl.SSLContext | None, server_hostname: str | None = None
+) -> WebhookStream:
     """A new connection to the origin; for https (`tls` its context), TLS checked
-    against its host name."""
+    against its host. `server_hostname`: the name the origin's host, an address, stands
+    for (push/client.py dials the address its guard judged): TLS is checked against the
+    name."""
     try:
         socket = await _connect(origin.host, origin.port)
     except (trio.BrokenResourceError, OSError) as error:
         raise ConnectError(str(error) or type(error).__name__) from error
     if tls is None:
         return WebhookStream(socket, socket)
-    stream = trio.SSLStream(socket, tls, server_hostname=origin.host, https_compatible=True)
+    name = server_hostname or origin.host
+    stream = trio.SSLStream(socket, tls, server_hostname=name, https_compatible=True)
     try:
         await stream.do_handshake()
     except BaseException as error:

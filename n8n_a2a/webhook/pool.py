@@ -174,10 +174,10 @@ class Exchange:
         # The body is let go of once sent: a file's base64 lives as long as its sending.
         body, self._body = self._body, None
         assert body is not None
-        cut = await _send(stream, self._head, body)
+        cut = await send_request(stream, self._head, body)
         del body
         try:
-            first = await _read_head(stream, self._reader)
+            first = await read_head(stream, self._reader)
         except (ReadError, RemoteProtocolError) as error:
             if cut is not None:
                 raise cut from error  # cut while sending, and no reply to show for it
@@ -197,7 +197,7 @@ class Exchange:
             await self._pool.give_back(self._connection, reusable)
 
 
-async def _send(stream: WebhookStream, head: bytes, body: Body) -> WriteError | None:
+async def send_request(stream: WebhookStream, head: bytes, body: Body) -> WriteError | None:
     """Write the request; a cut on the way is returned, not raised: a webhook may answer
     (a 413, say) and close before it read the whole request, and that answer is the
     reply to read (as httpcore reads it)."""
@@ -217,7 +217,7 @@ async def _send(stream: WebhookStream, head: bytes, body: Body) -> WriteError | 
     return None
 
 
-async def _read_head(stream: WebhookStream, reader: ReplyReader) -> bytes:
+async def read_head(stream: WebhookStream, reader: ReplyReader) -> bytes:
     """Read until the reply's head is in; the body's bytes that came with it."""
     first = b""
     while reader.head is None:

@@ -1,21 +1,44 @@
+"""The push POST on the webhook's HTTP/1.1: its head, a connection each, the status read
+and nothing after it, over real sockets."""
+
 from __future__ import annotations
 
-import ast
-import inspect
-import re
-import ssl
-from pathlib import Path
-from types import ModuleType
+import ipaddress
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import httpx
 import pytest
 import trio
 
-import n8n_a2a.push.client
-import n8n_a2a.push.httpcore_errors
-from n8n_a2a.push.client import push_client
+from n8n_a2a import __version__
+from n8n_a2a.push.client import post, request_head
+from n8n_a2a.push.url import read_url
+from n8n_a2a.webhook.errors import LocalProtocolError, RemoteProtocolError
+from n8n_a2a.webhook.network import open_stream
 from tests.support.asgi import handled_lifespan, read_body, serve_on_loopback
+
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
+
+
+def test_the_head_names_the_host_carries_the_headers_and_closes() -> None:
+    url = read_url("http://Bridge.Test:8080/a/../hook?x=1")
+    head = request_head(url, {"Content-Type": "application/json", "Authorization": "Bearer t"}, 2)
+    assert head == (
+        b"POST /hook?x=1 HTTP/1.1\r\n"
+        b"Host: bridge.test:8080\r\n"
+        b"User-Agent: n8n-a2a/%b\r\n"
+        b"Content-Type: application/json\r\n"
+        b"Authorization: Bearer t\r\n"
+        b"Content-Length: 2\r\n"
+        b"Connection: close\r\n"
+        b"\r\n" % __version__.encode()
+    )
+
+
+@pytest.mark.parametrize("value", ["t\r\nX-Injected: 1", "t\n", " t"])
+def test_a_header_http11_cannot_carry_is_refused(value: str) -> None:
+    with pytest.raises(LocalProtocolError):
+        request_head(read_url("http://bridge.test/"), {"X-A2A-Notification-Token": value}, 0)
 
 
 async def test_each_post_has_a_connection_of_its_own_and_no_redirect_is_followed(
@@ -26,121 +49,78 @@ async def test_each_post_has_a_connection_of_its_own_and_no_redirect_is_followed
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if await handled_lifespan(scope, receive, send):
             return
-        await read_body(receive)
+        assert await read_body(receive) == b"{}"
         peers.append(tuple(scope["client"]))
         headers = [(b"location", b"http://elsewhere.example/")]
         await send({"type": "http.response.start", "status": 307, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
 
-    base = await serve_on_loopback(nursery, app)
-    async with push_client(ssl.create_default_context(), 5.0) as client:
-        for _ in range(2):
-            response = await client.post(base + "/hook", content=b"{}")
-            assert response.status_code == 307  # the receiver's final word
-            assert response.request.headers["user-agent"].startswith("n8n-a2a/")
+    url = read_url(await serve_on_loopback(nursery, app) + "/hook")
+    request = (request_head(url, {}, 2), b"{}")
+    for _ in range(2):
+        assert await post(open_stream, url, LOOPBACK, request, None) == 307  # the final word
     assert len(peers) == 2 and peers[0] != peers[1]  # a new connection each
 
 
-# The guard: the push client must stay on httpx's and httpcore's public API.
-
-LIBRARIES = {"httpx", "httpcore"}
+Answer = Callable[[trio.SocketStream], Awaitable[None]]
 
 
-def private_uses(source: str, namespace: dict[str, object]) -> list[str]:
-    """Each place where the source reaches into httpx or httpcore by a private name:
-    an import of a private module or name; a private attribute of anything but `self`;
-    or, in a class built on theirs, a private attribute of `self` that their classes
-    (named as in `namespace`) have too."""
-    found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [
-                f"line {node.lineno}: import {alias.name}"
-                for alias in node.names
-                if _theirs(alias.name) and _private_in(alias.name)
-            ]
-        elif isinstance(node, ast.ImportFrom) and _theirs(node.module or ""):
-            found += [
-                f"line {node.lineno}: from {node.module} import {alias.name}"
-                for alias in node.names
-                if _private_in(f"{node.module}.{alias.name}")
-            ]
-        elif isinstance(node, ast.Attribute) and _private(node.attr):
-            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-                found.append(f"line {node.lineno}: .{node.attr}")
-        elif isinstance(node, ast.ClassDef):
-            theirs = _their_private_names(node, namespace)
-            found += [
-                f"line {n.lineno}: self.{n.attr} in {node.name}, a name of its base's"
-                for n in ast.walk(node)
-                if isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id == "self"
-                and n.attr in theirs
-            ]
-    return found
+@pytest.fixture
+async def answering(nursery: trio.Nursery) -> AsyncIterator[Callable[[Answer], Awaitable[int]]]:
+    """POST to a raw server that reads the request's head, then does what it is given."""
+    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    url = read_url(f"http://127.0.0.1:{listener.socket.getsockname()[1]}/hook")
+
+    async def exchange(answer: Answer) -> int:
+        async def serve() -> None:
+            peer = await listener.accept()
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += await peer.receive_some()
+            await answer(peer)
+
+        nursery.start_soon(serve)
+        with trio.fail_after(5):
+            return await post(open_stream, url, LOOPBACK, (request_head(url, {}, 0), b""), None)
+
+    async with listener:
+        yield exchange
 
 
-def _theirs(dotted: str) -> bool:
-    return dotted.split(".")[0] in LIBRARIES
+async def test_the_status_is_read_and_the_connection_closed_with_the_body_unread(
+    answering: Callable[[Answer], Awaitable[int]],
+) -> None:
+    closed = trio.Event()
+
+    async def answer(peer: trio.SocketStream) -> None:
+        await peer.send_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\npartly")
+        with trio.fail_after(5):
+            try:
+                while await peer.receive_some():
+                    pass
+            except trio.BrokenResourceError:
+                pass  # reset: closed with the body unread
+        closed.set()
+
+    assert await answering(answer) == 200
+    with trio.fail_after(5):
+        await closed.wait()
 
 
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+async def test_an_interim_answer_is_passed_over(
+    answering: Callable[[Answer], Awaitable[int]],
+) -> None:
+    async def answer(peer: trio.SocketStream) -> None:
+        await peer.send_all(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
+
+    assert await answering(answer) == 204
 
 
-def _private_in(dotted: str) -> bool:
-    return any(_private(part) for part in dotted.split("."))
+async def test_a_connection_closed_without_an_answer_is_a_protocol_error(
+    answering: Callable[[Answer], Awaitable[int]],
+) -> None:
+    async def answer(peer: trio.SocketStream) -> None:
+        await peer.aclose()
 
-
-def _their_private_names(node: ast.ClassDef, namespace: dict[str, object]) -> set[str]:
-    """The private names the class's httpx or httpcore bases define or set on self."""
-    names: set[str] = set()
-    for base in node.bases:
-        base_class = _resolve(base, namespace)
-        assert isinstance(base_class, type)
-        for klass in inspect.getmro(base_class):
-            if not _theirs(klass.__module__):
-                continue
-            for name, member in vars(klass).items():
-                if _private(name):
-                    names.add(name)
-                method = member.fget if isinstance(member, property) else member
-                if inspect.isfunction(method):
-                    names |= set(re.findall(r"self\.(_\w+)", inspect.getsource(method)))
-    return names
-
-
-def _resolve(expression: ast.expr, namespace: dict[str, object]) -> object:
-    """What a base class expression (`Name` or `module.Name`) names in the namespace."""
-    if isinstance(expression, ast.Name):
-        return namespace[expression.id]
-    assert isinstance(expression, ast.Attribute), ast.dump(expression)
-    return getattr(_resolve(expression.value, namespace), expression.attr)
-
-
-@pytest.mark.parametrize("module", [n8n_a2a.push.client, n8n_a2a.push.httpcore_errors])
-def test_the_push_client_uses_no_private_name_of_httpx_or_httpcore(module: ModuleType) -> None:
-    source = Path(inspect.getfile(module)).read_text()
-    assert private_uses(source, vars(module)) == []
-
-
-def test_the_guard_finds_each_kind_of_private_use() -> None:
-    source = (
-        "import httpx\n"
-        "from httpx._transports.default import map_httpcore_exceptions\n"
-        "from httpcore import _models\n"
-        "class Transport(httpx.AsyncHTTPTransport):\n"
-        "    def __init__(self, pool):\n"
-        "        self._pool = pool\n"
-        "        self._mine = None\n"
-        "    def count(self):\n"
-        "        return len(self._pool._connections)\n"
-    )
-    assert sorted(private_uses(source, {"httpx": httpx})) == [
-        "line 2: from httpx._transports.default import map_httpcore_exceptions",
-        "line 3: from httpcore import _models",
-        "line 6: self._pool in Transport, a name of its base's",
-        "line 9: ._connections",
-        "line 9: self._pool in Transport, a name of its base's",
-    ]
+    with pytest.raises(RemoteProtocolError, match="Server disconnected without sending"):
+        await answering(answer)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import ipaddress
 import ssl
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import httpx
 import pytest
 import trio
 import trio.testing
@@ -18,6 +17,7 @@ import trustme
 from n8n_a2a.protocol.push import AllowList, IPAddress
 from n8n_a2a.push.attempts import Answer
 from n8n_a2a.push.sender import MAX_PER_ADDRESS, PushSender
+from n8n_a2a.webhook.network import Origin, WebhookStream
 from tests.support.push import Resolver
 from tests.support.push_receiver import PushReceiver, start_push_receiver
 
@@ -60,7 +60,7 @@ async def test_what_each_answer_means(receiver: PushReceiver, status: int, answe
     assert delivery.headers["user-agent"].startswith("n8n-a2a/")
 
 
-async def test_the_trust_store_is_read_by_the_first_post_not_by_the_start(
+async def test_the_trust_store_is_read_by_the_first_https_post_not_by_the_start(
     receiver: PushReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[ssl.SSLContext] = []
@@ -75,11 +75,16 @@ async def test_the_trust_store_is_read_by_the_first_post_not_by_the_start(
         pass
     assert made == []  # a start and stop with no push config read no certificates
     async with PushSender(LOOPBACK) as sender:
-        assert made == []
         receiver.statuses = [200, 200]
         for _ in range(2):
             attempt = await sender.post(receiver.url, b"{}", {})
             assert attempt.answer is Answer.DELIVERED
+        assert made == []  # http:// needs none
+        https = receiver.url.replace("http://", "https://")
+        for _ in range(2):  # a receiver that speaks no TLS: the handshake fails
+            attempt = await sender.post(https, b"{}", {})
+            assert attempt.answer is Answer.RETRY
+            assert attempt.detail.startswith("cannot connect to 127.0.0.1: TLS: ")
     assert len(made) == 1
     assert len(receiver.received) == 2
 
@@ -151,25 +156,74 @@ class Rebinding(Resolver):
         return [ipaddress.ip_address("93.184.215.14" if first else "127.0.0.1")]
 
 
+class FakeConnection(WebhookStream):
+    """A connection of FakeNetwork's: what is sent is kept; the answer is the network's."""
+
+    def __init__(
+        self, network: FakeNetwork, origin: Origin, tls: ssl.SSLContext | None, name: str
+    ) -> None:
+        self.network, self.origin, self.tls, self.server_hostname = network, origin, tls, name
+        self.sent = b""
+        self.answered = False
+
+    async def send(self, data: bytes) -> None:
+        self.sent += data
+
+    async def receive(self) -> bytes:
+        if self.answered:
+            return b""
+        self.answered = True
+        status = await self.network.answer(self)
+        return b"HTTP/1.1 %d Whatever\r\nContent-Length: 0\r\n\r\n" % status
+
+    def is_readable(self) -> bool:
+        return False
+
+    async def aclose(self) -> None:
+        self.network.under_way[self.origin.host] -= 1
+
+
+class FakeNetwork:
+    """PushSender's `connect` to a network that is not there: each connection recorded
+    (where it went, TLS against which name, what it carried) and counted while open; each
+    answers the status `answer` gives it (awaited: it may hold the answer back)."""
+
+    def __init__(self, answer: Callable[[FakeConnection], Awaitable[int]]) -> None:
+        self.answer = answer
+        self.connections: list[FakeConnection] = []
+        self.under_way: Counter[str] = Counter()
+        self.most = 0  # open at once, over all addresses
+
+    async def __call__(
+        self, origin: Origin, tls: ssl.SSLContext | None, server_hostname: str
+    ) -> WebhookStream:
+        connection = FakeConnection(self, origin, tls, server_hostname)
+        self.connections.append(connection)
+        self.under_way[origin.host] += 1
+        self.most = max(self.most, self.under_way.total())
+        return connection
+
+
+def answering(status: int) -> Callable[[FakeConnection], Awaitable[int]]:
+    async def answer(connection: FakeConnection) -> int:
+        return status
+
+    return answer
+
+
 async def test_every_attempt_looks_up_and_judges_again_and_dials_what_it_judged() -> None:
-    dialled: list[httpx.Request] = []
-
-    def network(request: httpx.Request) -> httpx.Response:
-        dialled.append(request)
-        return httpx.Response(503)
-
+    network = FakeNetwork(answering(503))
     resolve = Rebinding({})
-    async with PushSender(
-        AllowList(), resolve=resolve, transport=httpx.MockTransport(network)
-    ) as sender:
+    async with PushSender(AllowList(), resolve=resolve, connect=network) as sender:
         first = await sender.post("https://rebind.test/hook", b"{}", {})
         second = await sender.post("https://rebind.test/hook", b"{}", {})
     assert first.answer is Answer.RETRY
     assert second.answer is Answer.BLOCKED  # now it leads to loopback: not attempted
-    [request] = dialled
-    assert request.url.host == "93.184.215.14"
-    assert request.headers["host"] == "rebind.test"
-    assert request.extensions["sni_hostname"] == "rebind.test"
+    [connection] = network.connections
+    assert connection.origin == Origin("https", "93.184.215.14", 443)
+    assert connection.tls is not None
+    assert connection.server_hostname == "rebind.test"  # TLS checks the name
+    assert connection.sent.startswith(b"POST /hook HTTP/1.1\r\nHost: rebind.test\r\n")
     assert len(resolve.asked) == 2
 
 
@@ -208,15 +262,16 @@ async def test_tls_checks_the_certificate_against_the_name_not_the_address(
     assert attempt.answer is answer
     assert len(receiver.received) == (1 if answer is Answer.DELIVERED else 0)
     if answer is Answer.RETRY:
+        assert attempt.detail.startswith("cannot connect to 127.0.0.2: TLS: ")
         assert "certificate" in attempt.detail.lower()
 
 
 async def test_receivers_that_never_answer_hold_no_turn_another_one_needs(
     nursery: trio.Nursery, receiver: PushReceiver
 ) -> None:
-    # httpx's default limits allow 100 connections for all hosts together: the 101st POST
-    # would wait for one of the dead ones to time out. Here they wait for their address's
-    # turns, holding no more connections than those.
+    # A pool limited over all hosts together (httpx's allowed 100 connections) makes the
+    # 101st POST wait for one of the dead ones to time out. Here they wait for their
+    # address's turns, holding no more connections than those.
     dead = await start_push_receiver(nursery, host="127.0.0.2")
     dead.hold = True
     both = AllowList.parse("127.0.0.1,127.0.0.2")
@@ -231,23 +286,16 @@ async def test_receivers_that_never_answer_hold_no_turn_another_one_needs(
         posts.cancel_scope.cancel()
 
 
-class Tarpit:
-    """A network (for httpx.MockTransport) that takes every POST and answers none until
-    `released` is set, counting the POSTs under way at each address."""
+class Tarpit(FakeNetwork):
+    """A network that takes every POST and answers none until `released` is set."""
 
     def __init__(self) -> None:
-        self.under_way: Counter[str] = Counter()
-        self.most = 0  # under way at once, over all addresses
+        super().__init__(self._held)
         self.released = trio.Event()
 
-    async def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.under_way[request.url.host] += 1
-        self.most = max(self.most, self.under_way.total())
-        try:
-            await self.released.wait()
-        finally:
-            self.under_way[request.url.host] -= 1
-        return httpx.Response(200)
+    async def _held(self, connection: FakeConnection) -> int:
+        await self.released.wait()
+        return 200
 
 
 PUBLIC_ADDRESSES = [ipaddress.ip_address(f"93.184.215.{n}") for n in range(1, 13)]
@@ -271,7 +319,7 @@ async def test_past_the_process_limit_posts_wait_their_turn_and_none_is_lost() -
         PushSender(
             AllowList(),
             resolve=PUBLIC_NAMES,
-            transport=httpx.MockTransport(tarpit),
+            connect=tarpit,
             max_concurrent=3,
         ) as sender,
         trio.open_nursery() as nursery,
@@ -292,7 +340,7 @@ async def test_past_the_limit_for_one_address_its_posts_wait_others_go_on() -> N
         PushSender(
             AllowList(),
             resolve=PUBLIC_NAMES,
-            transport=httpx.MockTransport(tarpit),
+            connect=tarpit,
             max_per_address=2,
         ) as sender,
         trio.open_nursery() as nursery,
@@ -309,17 +357,17 @@ async def test_the_wait_for_a_turn_is_not_part_of_the_attempts_deadline(
 ) -> None:
     started: list[float] = []
 
-    async def network(request: httpx.Request) -> httpx.Response:
+    async def answer(connection: FakeConnection) -> int:
         started.append(trio.current_time())
         if len(started) == 1:
             await trio.sleep_forever()  # the first receiver never answers
-        return httpx.Response(204)
+        return 204
 
     async with (
         PushSender(
             AllowList(),
             resolve=PUBLIC_NAMES,
-            transport=httpx.MockTransport(network),
+            connect=FakeNetwork(answer),
             timeout=10.0,
             max_concurrent=1,
         ) as sender,

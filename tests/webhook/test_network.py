@@ -7,6 +7,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 import trio
@@ -203,3 +204,64 @@ async def test_a_host_of_several_addresses_is_connected_to_the_one_that_answers(
     await stream.send(b"hello")
     assert await peer.receive_some() == b"hello"
     await stream.aclose()
+
+
+async def test_tls_checks_the_name_given_not_the_address_dialled(
+    tls_server: Server, authority: trustme.CA
+) -> None:
+    context = ssl.create_default_context()
+    authority.configure_trust(context)
+    origin = Origin("https", "127.0.0.1", tls_server.port)  # certified for 127.0.0.1
+    with pytest.raises(ConnectError) as error:
+        await open_stream(origin, context, server_hostname="bridge.test")
+    [mismatch] = [c for c in causes(error.value) if isinstance(c, ssl.SSLCertVerificationError)]
+    assert "bridge.test" in str(mismatch)
+    await tls_server.wait_closed(1)
+
+
+async def test_an_address_is_dialled_as_it_is(
+    listener: trio.SocketListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_lookup(*_: object) -> None:
+        raise AssertionError("trio.open_tcp_stream was called")
+
+    monkeypatch.setattr(trio, "open_tcp_stream", no_lookup)
+    origin = origin_of(listener)
+    stream = await open_stream(origin, None, server_hostname="bridge.test")
+    peer = await listener.accept()
+    await stream.send(b"request")
+    assert await peer.receive_some() == b"request"
+    await stream.aclose()
+    assert await closed_by_the_client(peer)
+    await listener.aclose()
+    with pytest.raises(ConnectError, match="refused") as error:
+        await open_stream(origin, None, server_hostname="bridge.test")
+    assert isinstance(error.value.__cause__, OSError)
+
+
+async def test_an_ipv6_address_is_dialled_too() -> None:
+    [listener] = await trio.open_tcp_listeners(0, host="::1")
+    async with listener:
+        port = listener.socket.getsockname()[1]
+        stream = await open_stream(Origin("http", "::1", port), None, server_hostname="v6.test")
+        peer = await listener.accept()
+        await stream.aclose()
+        assert await closed_by_the_client(peer)
+
+
+async def test_a_dial_cut_by_a_cancel_leaves_no_socket_open(
+    listener: trio.SocketListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[trio.socket.SocketType] = []
+    real = trio.socket.socket
+    with trio.CancelScope() as scope:
+
+        def cancelled_once_made(*args: Any) -> trio.socket.SocketType:
+            opened.append(real(*args))
+            scope.cancel()  # the connect that follows is cut
+            return opened[-1]
+
+        monkeypatch.setattr(trio.socket, "socket", cancelled_once_made)
+        await open_stream(origin_of(listener), None)
+    [made] = opened
+    assert made.fileno() == -1
