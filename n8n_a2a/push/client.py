@@ -20,10 +20,9 @@ import trio
 
 from .. import __version__
 from ..protocol.push import IPAddress
-from ..webhook.errors import ReadError, RemoteProtocolError
 from ..webhook.http11 import ReplyReader, field_lines
 from ..webhook.network import Origin, WebhookStream
-from ..webhook.pool import read_head, send_request
+from ..webhook.pool import exchange_head
 from .url import PushURL
 
 #: Opens a connection: to the origin (its host an address), TLS (`tls`, None for http)
@@ -62,14 +61,8 @@ async def post(
     stream = await connect(Origin(url.scheme, str(address), url.port), tls, url.host)
     try:
         head, body = request
-        cut = await send_request(stream, head, body)
         reader = ReplyReader()
-        try:
-            await read_head(stream, reader)
-        except (ReadError, RemoteProtocolError) as error:
-            if cut is not None:
-                raise cut from error  # cut while sending, and no answer to show for it
-            raise
+        await exchange_head(stream, head, body, reader)
         assert reader.head is not None
         return reader.head.status
     finally:

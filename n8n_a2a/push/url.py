@@ -22,13 +22,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
+from ..webhook.http11 import request_target
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-# What httpx leaves as written, besides the unreserved characters (which quote keeps):
-# of a name, RFC 3986's sub-delims and what the WHATWG standard lets through; of a path
-# and a query, all of visible ASCII but the WHATWG percent-encode sets.
+# What httpx leaves as written of a name, besides the unreserved characters (which quote
+# keeps): RFC 3986's sub-delims and what the WHATWG standard lets through. (A path and a
+# query: webhook/http11.py's request_target.)
 _NAME_KEEPS = "!$&'()*+,;=" + '"`{}%|\\'
-_PATH_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>?`{}')
-_QUERY_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>')
 _AUTHORITY = re.compile(r"(\[.*\]|[^:]*):?(.*)", re.DOTALL)
 _IPV4_LOOKING = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")
 
@@ -65,10 +65,10 @@ def read_url(url: str) -> PushURL:
         raise ValueError("the URL names no host")
     named = f"[{host}]" if ":" in host else host
     host_header = named if port == _DEFAULT_PORTS[parts.scheme] else f"{named}:{port}"
-    target = quote(_without_dot_segments(parts.path) or "/", safe=_PATH_KEEPS)
-    if "?" in url.partition("#")[0]:  # even an empty query: httpx sent its "?"
-        target += "?" + quote(parts.query, safe=_QUERY_KEEPS)
-    return PushURL(parts.scheme, host, port, target.encode("ascii"), host_header.encode("ascii"))
+    # Even an empty query keeps its "?": httpx sent it.
+    query = parts.query if "?" in url.partition("#")[0] else None
+    target = request_target(_without_dot_segments(parts.path), query)
+    return PushURL(parts.scheme, host, port, target, host_header.encode("ascii"))
 
 
 def _host(host: str) -> str:

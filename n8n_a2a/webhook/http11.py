@@ -1,5 +1,5 @@
-"""HTTP/1.1 as the webhook client speaks it, without I/O (RFC 9112): a request's head
-written, a reply read from its bytes as they come.
+"""HTTP/1.1 as the webhook client (and the push POST, push/client.py) speaks it, without
+I/O (RFC 9112): a request's head written, a reply read from its bytes as they come.
 
 The client POSTs and reads what comes back, nothing more: no pipelining, no upgrade, no
 request it does not frame itself. That much of HTTP/1.1 is this module; the rest of what
@@ -21,6 +21,7 @@ import enum
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from .errors import LocalProtocolError, RemoteProtocolError
 
@@ -38,6 +39,22 @@ _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\x00-\x08\x0a-\x1f\x
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _NO_BODY = frozenset({204, 304})
+
+
+# What a path and a query keep as written (the WHATWG URL standard's percent-encode
+# sets, as httpx applies them): anything else, every non-ASCII character among them,
+# goes as the %XX of its UTF-8.
+_PATH_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>?`{}')
+_QUERY_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>')
+
+
+def request_target(path: str, query: str | None) -> bytes:
+    """A URL's path and query as a request line carries them, percent-encoded as httpx
+    encoded them; `query` None for a URL without "?" (an empty one keeps its "?")."""
+    target = quote(path or "/", safe=_PATH_KEEPS)
+    if query is not None:
+        target += "?" + quote(query, safe=_QUERY_KEEPS)
+    return target.encode("ascii")
 
 
 def field_lines(fields: Iterable[tuple[bytes, bytes]]) -> bytes:
@@ -132,7 +149,7 @@ class ReplyReader:
             return
         if self._step == self._in_head:
             if self._buffer or self._read:
-                raise RemoteProtocolError("the webhook closed the connection within the head")
+                raise RemoteProtocolError("the server closed the connection within the head")
             raise RemoteProtocolError("Server disconnected without sending a response.")
         if self._step == self._in_length:
             raise RemoteProtocolError(
@@ -156,7 +173,7 @@ class ReplyReader:
             head, data = buffer[: found.start()], buffer[found.end() :]
             status, keep_alive, fields = _parse_head(head)
             if status == 101:
-                raise RemoteProtocolError("the webhook switched protocols, which nobody asked")
+                raise RemoteProtocolError("the server switched protocols, which nobody asked")
             if status >= 200:
                 break
             self._read += len(head)  # an interim reply (100 Continue, 103): the next head

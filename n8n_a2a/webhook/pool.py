@@ -14,12 +14,12 @@ import collections
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from types import TracebackType
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import trio
 
 from .errors import ReadError, RemoteProtocolError, WriteError
-from .http11 import ReplyHead, ReplyReader
+from .http11 import ReplyHead, ReplyReader, request_target
 from .network import Origin, WebhookStream, open_stream
 
 #: Seconds an idle connection is kept: httpx's own default.
@@ -161,29 +161,17 @@ class Exchange:
 
     async def __aenter__(self) -> Reply:
         connection = await self._pool.take(self._origin)
+        # Not kept here once sent (the caller holds it as long as it needs).
+        body, self._body = self._body, None
+        assert body is not None
         try:
-            first = await self._exchange(connection.stream)
+            stream = connection.stream
+            first, self._cut = await exchange_head(stream, self._head, body, self._reader)
         except BaseException:
             await self._pool.give_back(connection, reusable=False)
             raise
         self._connection = connection
         return Reply(connection.stream, self._reader, first)
-
-    async def _exchange(self, stream: WebhookStream) -> bytes:
-        """Send the request, read the reply's head; the body's bytes that came with it."""
-        # The body is let go of once sent: a file's base64 lives as long as its sending.
-        body, self._body = self._body, None
-        assert body is not None
-        cut = await send_request(stream, self._head, body)
-        del body
-        try:
-            first = await read_head(stream, self._reader)
-        except (ReadError, RemoteProtocolError) as error:
-            if cut is not None:
-                raise cut from error  # cut while sending, and no reply to show for it
-            raise
-        self._cut = cut is not None  # the request was not all sent: the reply is the last
-        return first
 
     async def __aexit__(
         self,
@@ -195,6 +183,22 @@ class Exchange:
             reader = self._reader
             reusable = reader.ended and reader.reusable and not self._cut
             await self._pool.give_back(self._connection, reusable)
+
+
+async def exchange_head(
+    stream: WebhookStream, head: bytes, body: Body, reader: ReplyReader
+) -> tuple[bytes, bool]:
+    """Send the request and read the reply's head into `reader`: the body's bytes that
+    came with it, and whether the request was cut on its way (its reply is then the
+    connection's last). A cut with no reply after it is raised, as its WriteError."""
+    cut = await send_request(stream, head, body)
+    try:
+        first = await read_head(stream, reader)
+    except (ReadError, RemoteProtocolError) as error:
+        if cut is not None:
+            raise cut from error  # cut while sending, and no reply to show for it
+        raise
+    return first, cut is not None
 
 
 async def send_request(stream: WebhookStream, head: bytes, body: Body) -> WriteError | None:
@@ -228,11 +232,6 @@ async def read_head(stream: WebhookStream, reader: ReplyReader) -> bytes:
     return first
 
 
-# What a path and a query keep as written (the WHATWG URL standard's percent-encode
-# sets, as httpx applies them): anything else, every non-ASCII character among them,
-# goes as the %XX of its UTF-8.
-_PATH_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>?`{}')
-_QUERY_KEEPS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"#<>')
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -245,10 +244,8 @@ def request_url(url: str) -> tuple[Origin, bytes, bytes]:
     host = parts.hostname or ""  # lower-cased, without an IPv6 address's brackets
     raw_host = host.encode("ascii") if host.isascii() else host.encode("idna")
     port = parts.port or _DEFAULT_PORTS[parts.scheme]
-    target = quote(parts.path or "/", safe=_PATH_KEEPS)
-    if parts.query:
-        target += "?" + quote(parts.query, safe=_QUERY_KEEPS)
+    target = request_target(parts.path, parts.query or None)
     named = b"[%b]" % raw_host if b":" in raw_host else raw_host
     host_header = named if port == _DEFAULT_PORTS[parts.scheme] else b"%b:%d" % (named, port)
     origin = Origin(parts.scheme, raw_host.decode("ascii"), port)
-    return origin, target.encode("ascii"), host_header
+    return origin, target, host_header

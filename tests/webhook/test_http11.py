@@ -13,6 +13,7 @@ from n8n_a2a.webhook.http11 import (
     ReplyHead,
     ReplyReader,
     field_lines,
+    request_target,
 )
 
 
@@ -225,3 +226,19 @@ def test_field_lines_are_written_one_a_line() -> None:
 def test_a_field_that_would_break_its_line_is_not_written(name: bytes, value: bytes) -> None:
     with pytest.raises(LocalProtocolError):
         field_lines([(name, value)])
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "target"),
+    [
+        ("", None, b"/"),
+        ("/webhook/check", None, b"/webhook/check"),
+        ("/webhook/check", "", b"/webhook/check?"),
+        ("/a path/{x}", 'k="v"&q=ä', b"/a%20path/%7Bx%7D?k=%22v%22&q=%C3%A4"),
+        ("/ok%41%zz", "a?b", b"/ok%41%zz?a?b"),
+    ],
+)
+def test_a_request_target_is_percent_encoded_as_httpx_encoded_it(
+    path: str, query: str | None, target: bytes
+) -> None:
+    assert request_target(path, query) == target
