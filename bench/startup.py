@@ -3,13 +3,17 @@
 Each run starts `python -m n8n_a2a` in bench/targets.py's environment (no store, JSON
 logs, a webhook URL that is never called: the start makes no call), on one core when the
 machine has two, and times from the spawn to the first 200 of the Agent Card; a second
-later it reads VmRSS. The adapter's bytecode is compiled first, as pip does at install
-(the dev environment's PYTHONDONTWRITEBYTECODE would have every start compile its ninety
-modules anew). Beside the wall time, the CPU the process used until the card: on a
-shared machine the less noisy of the two. Medians over the runs, per adapter (this checkout, and any
-`--adapter name=path`). Then `--importtime-runs` more starts under `python -X importtime`
-and their imports until the card is served, each module's figures the median over them:
-the top ones by cumulative time (a module's own and its imports'), and the total of all.
+later it reads VmRSS. Its Python is targets.image_python(): the running venv's packages
+without its `.pth` files, which the image's venv does not have (the dev venv's editable
+install would add its finder's imports to every start, which no deployment makes). The
+adapter's bytecode is compiled first, as pip does at install (the dev environment's
+PYTHONDONTWRITEBYTECODE would have every start compile its ninety modules anew). Beside
+the wall time, the CPU the process used until the card: on a shared machine the less
+noisy of the two. Medians over the runs, per adapter (this checkout, and any
+`--adapter name=path`), each started the same way. Then `--importtime-runs` more starts
+under `python -X importtime` and their imports until the card is served, each module's
+figures the median over them: the top ones by cumulative time (a module's own and its
+imports'), and the total of all.
 Runs in the dev venv, outside `bench/run`:
     .venv/bin/python bench/startup.py --runs 10 --adapter before=/tmp/old-checkout
 """
