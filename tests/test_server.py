@@ -229,5 +229,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.push.route",
         "n8n_a2a.push.queue",
         "n8n_a2a.push.client",
+        "n8n_a2a.protocol.card_signature",
+        "n8n_a2a.protocol.jcs",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []
