@@ -234,5 +234,6 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.protocol.jcs",
         "n8n_a2a.app.rest",
         "n8n_a2a.protocol.rest",
+        "n8n_a2a.protocol.addresses",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

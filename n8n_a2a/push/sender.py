@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ..protocol.push import AllowList, IPAddress
+from ..protocol.push import AllowList
 from .attempts import Answer, Attempt
 from .guard import Refused, Resolve, destination
 from .limiters import KeyedLimiters
@@ -40,6 +40,8 @@ _RETRIED = frozenset({408, 429})
 
 if TYPE_CHECKING:  # imported by the first POST (push/client.py): a start never pushing needs none
     import httpx
+
+    from ..protocol.addresses import IPAddress
 
 
 class PushSender:
