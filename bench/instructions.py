@@ -101,11 +101,11 @@ def _warmed(port: int, warm: Load) -> bool:
     return served
 
 
-def _control(pid: int, *options: str) -> None:
+def callgrind_control(pid: int, *options: str) -> None:
     subprocess.run(["callgrind_control", *options, str(pid)], check=True, capture_output=True)
 
 
-def _counts(dump: Path) -> list[int]:
+def dump_counts(dump: Path) -> list[int]:
     """The totals of a callgrind dump: instructions first, then the cache events if simulated."""
     for line in dump.read_text().splitlines():
         if line.startswith("totals:"):  # what this dump counted (its summary: line does not)
@@ -144,13 +144,13 @@ def measure(target: Target, webhook_url: str, sends: int, cache_sim: bool) -> di
             if not _warmed(port, warm):
                 figures[load.name] = "-"
                 continue
-            _control(process.pid, "--instr=on")
+            callgrind_control(process.pid, "--instr=on")
             trio.run(_send_all, port, load)
-            _control(process.pid, "--instr=off")
-            _control(process.pid, "--dump=" + load.name)
+            callgrind_control(process.pid, "--instr=off")
+            callgrind_control(process.pid, "--dump=" + load.name)
             [dump] = set(workdir.glob("callgrind.out.*")) - dumped
             dumped.add(dump)
-            counts = _counts(dump)
+            counts = dump_counts(dump)
             per_send = f"{counts[0] / load.sends / 1e6:.3f}"
             if cache_sim:  # Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw: the last three
                 per_send += f" ({sum(counts[6:9]) / load.sends:,.0f} LL misses)"

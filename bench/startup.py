@@ -3,13 +3,19 @@
 Each run starts `python -m n8n_a2a` in bench/targets.py's environment (no store, JSON
 logs, a webhook URL that is never called: the start makes no call), on one core when the
 machine has two, and times from the spawn to the first 200 of the Agent Card; a second
-later it reads VmRSS. The adapter's bytecode is compiled first, as pip does at install
-(the dev environment's PYTHONDONTWRITEBYTECODE would have every start compile its ninety
-modules anew). Beside the wall time, the CPU the process used until the card: on a
-shared machine the less noisy of the two. Medians over the runs, per adapter (this checkout, and any
-`--adapter name=path`). Then `--importtime-runs` more starts under `python -X importtime`
-and their imports until the card is served, each module's figures the median over them:
-the top ones by cumulative time (a module's own and its imports'), and the total of all.
+later it reads VmRSS. Its Python is targets.image_python(): the running venv's packages
+without its `.pth` files, which the image's venv does not have (the dev venv's editable
+install would add its finder's imports to every start, which no deployment makes). The
+adapter's bytecode is compiled first, as pip does at install (the dev environment's
+PYTHONDONTWRITEBYTECODE would have every start compile its ninety modules anew). Beside
+the wall time, the CPU the process used until the card: on a shared machine the less
+noisy of the two. Medians over the runs, per adapter (this checkout, and any
+`--adapter name=path`), each started the same way. Then `--importtime-runs` more starts
+under `python -X importtime` and their imports until the card is served, each module's
+figures the median over them: the top ones by cumulative time (a module's own and its
+imports'), and the total of all. With `--instructions`, one more start each under
+callgrind, counted from exec to the first served card (Python's hash seed fixed): on a
+shared machine the one figure of a start that does not move with the load (valgrind).
 Runs in the dev venv, outside `bench/run`:
     .venv/bin/python bench/startup.py --runs 10 --adapter before=/tmp/old-checkout
 """
@@ -18,12 +24,15 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from instructions import callgrind_control, dump_counts
 from procs import cpu_seconds_of, free_port, pinned, rss_kib, stop
 from settings import CHECKOUT
 from targets import CARD_PATH, Target, server_command
@@ -33,6 +42,8 @@ SERVER_CORE = "0"
 #: The webhook the card names; nothing calls it while the start is measured.
 WEBHOOK_URL = "http://127.0.0.1:9/webhook/bench"
 READY_S = 30.0
+#: Under callgrind a start is some fifty times slower.
+COUNTED_READY_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,35 @@ def start_once(target: Target, python_options: tuple[str, ...] = ()) -> tuple[St
         stop(process)
     assert process.stderr is not None
     return start, process.stderr.read()
+
+
+def instructions_to_card(target: Target) -> int:
+    """Instructions the adapter executes from exec to its first served card, counted by
+    callgrind (the counters dumped once the card is served, before any shutdown)."""
+    port = free_port()
+    command, environment = server_command(target, port, WEBHOOK_URL)
+    environment["PYTHONHASHSEED"] = "0"
+    workdir = Path(tempfile.mkdtemp(prefix="bench-start-callgrind-"))
+    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={workdir}/callgrind.out"]
+    process = subprocess.Popen(
+        pinned(SERVER_CORE, [*valgrind, *command]),
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=target.checkout,
+    )
+    try:
+        began = time.perf_counter()
+        while http_get_status(port, CARD_PATH, timeout=1.0) != 200:
+            if process.poll() is not None or time.perf_counter() - began > COUNTED_READY_S:
+                raise RuntimeError(f"{target.name} did not serve its card under callgrind")
+            time.sleep(0.05)
+        callgrind_control(process.pid, "--dump=card")
+        [dump] = workdir.glob("callgrind.out.*")
+        return dump_counts(dump)[0]
+    finally:
+        stop(process, grace_s=60.0)  # a drain under valgrind is slow
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -142,6 +182,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--importtime-runs", type=int, default=3)
     parser.add_argument("--adapter", action="append", default=[], metavar="NAME=PATH")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count them to the card (valgrind)"
+    )
     arguments = parser.parse_args()
     targets = adapter_targets(arguments.adapter)
     for target in targets:
@@ -165,6 +208,9 @@ def main() -> None:
         runs = range(arguments.importtime_runs)
         starts_imports = [imports_of(start_once(target, ("-X", "importtime"))[1]) for _ in runs]
         print_imports(target.name, median_imports(starts_imports), arguments.top)
+    for target in targets if arguments.instructions else ():
+        count = instructions_to_card(target)
+        print(f"{target.name}: {count / 1e6:,.1f} M instructions to the card", flush=True)
 
 
 if __name__ == "__main__":

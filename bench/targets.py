@@ -3,10 +3,15 @@ ready, stopping it, and checking it answers right before anything is timed."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
-import sys
+import sysconfig
+import tempfile
 import time
+import venv
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +39,30 @@ class Target:
         return self.kind != "direct"
 
 
+@functools.cache
+def image_python() -> str:
+    """A Python that starts as the image's does: a venv's, `site` run, no `.pth` to import.
+
+    The image (container/Containerfile) runs a venv made without pip, its packages from
+    wheels: its site-packages holds no `.pth` file. The dev venv and the bench venv hold
+    the editable install's, which imports `__editable___n8n_a2a_0_1_0_finder` (pathlib,
+    importlib.util, urllib.parse...: 15 to 20 ms) at every start, and setuptools'
+    `distutils-precedence.pth`: a start measured with them is one the image never makes.
+    `python -S` would drop them, and `site` with them, which the image runs. So a bare
+    venv of the same interpreter, made once per bench process, whose site-packages holds
+    one `.pth` of plain path lines, the running venv's site-packages: `site` appends such
+    a line to sys.path and imports nothing, so the packages come after the standard
+    library, as installed ones do in the image (the checkout still first, on PYTHONPATH).
+    """
+    home = Path(tempfile.mkdtemp(prefix="n8n-a2a-bench-python-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    venv.EnvBuilder(symlinks=True).create(home)
+    packages = dict.fromkeys((sysconfig.get_path("purelib"), sysconfig.get_path("platlib")))
+    bare = sysconfig.get_path("purelib", "venv", {"base": str(home), "platbase": str(home)})
+    (Path(bare) / "running-venv.pth").write_text("".join(f"{path}\n" for path in packages))
+    return str(home / "bin" / "python")
+
+
 def server_command(
     target: Target,
     port: int,
@@ -42,11 +71,12 @@ def server_command(
     streaming: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that serve `target` on `port` (`streaming`: an
-    adapter that reads the webhook's reply as n8n's streamed lines)."""
+    adapter that reads the webhook's reply as n8n's streamed lines). Every server, the SDK's
+    too, runs on `image_python()`: its ready figure is the start the image would make."""
     environment = dict(os.environ)
     if target.kind == "sdk":
         command = [
-            sys.executable,
+            image_python(),
             str(BENCH / "sdk_server.py"),
             "--webhook-url",
             webhook_url,
@@ -77,7 +107,7 @@ def server_command(
         environment["ADAPTER_STORE_URL"] = store_url
     if streaming:
         environment["ADAPTER_WEBHOOK_STREAMING"] = "true"
-    return [sys.executable, "-m", "n8n_a2a"], environment
+    return [image_python(), "-m", "n8n_a2a"], environment
 
 
 @contextmanager

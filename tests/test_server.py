@@ -195,10 +195,11 @@ trio.run(main)
 
 def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> None:
     """Without a store URL, an issuer or a signing key, the PostgreSQL driver, PyJWT and
-    cryptography (and our modules on them) cost the start their import and their memory
-    for nothing, as do the streamed reply's reading without ADAPTER_WEBHOOK_STREAMING,
-    OpenTelemetry without an endpoint, and the push routes' tables before a config: they
-    are imported by the configuration (or the first config) that names them, not before."""
+    cryptography (and our modules on them: the card's signing among them) cost the start
+    their import and their memory for nothing, as do the streamed reply's reading without
+    ADAPTER_WEBHOOK_STREAMING, OpenTelemetry without an endpoint, the push routes' tables
+    before a config, and the HTTP+JSON binding's before its first request: they are
+    imported by the configuration (or the first config, or request) that names them."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -228,5 +229,10 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.push.driving",
         "n8n_a2a.push.route",
         "n8n_a2a.push.queue",
+        "n8n_a2a.protocol.card_signature",
+        "n8n_a2a.protocol.jcs",
+        "n8n_a2a.app.rest",
+        "n8n_a2a.protocol.rest",
+        "n8n_a2a.protocol.addresses",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

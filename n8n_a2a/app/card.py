@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..config import Settings
 from ..protocol.card import CardFacts, OAuthFlow, agent_card
-from ..protocol.card_signature import CardSigner
 from ..protocol.model import JSONObject
 from .exchange import Answer, Asked
 from .negotiation import VERSION_HEADER, Lookup, Negotiation
 
-if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth.verifier import OidcVerifier
+if TYPE_CHECKING:
+    from ..auth.verifier import OidcVerifier  # the oidc extra; only with ADAPTER_OIDC_ISSUER
+    from ..protocol.card_signature import CardSigner  # the settings' signer brings it
 
 CARD_PATH = "/.well-known/agent-card.json"
 

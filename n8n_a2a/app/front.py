@@ -26,16 +26,15 @@ from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.versions import V1
 from ..push.service import PushNotifications
-from . import rest
 from .card import CardRoute, card_paths
 from .edge import HEALTH_PATHS, Edge, protected_resource
 from .exchange import Answer, Asked, not_allowed, send_answer
 from .jsonrpc import JsonRpcEndpoint, error_response, introduction
-from .rest import RestBinding
 from .streams import EventStreams
 
-if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
-    from ..auth.verifier import OidcVerifier
+if TYPE_CHECKING:
+    from ..auth.verifier import OidcVerifier  # the oidc extra; only with ADAPTER_OIDC_ISSUER
+    from .rest import RestBinding  # imported at the binding's first request
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +42,8 @@ logger = logging.getLogger(__name__)
 Route = Callable[[Asked], Awaitable[Answer]]
 
 _SLASHES = re.compile("/{2,}")
+#: The methods of the HTTP+JSON binding's paths; any other is a plain 405.
+REST_METHODS = ("DELETE", "GET", "POST")
 
 
 def merged_slashes(path: str) -> str:
@@ -59,10 +60,10 @@ class Front:
         settings = edge.settings
         self._edge = edge
         # One stream quota per caller, whichever binding opens its streams.
-        streams = EventStreams(edge)
+        self._streams = EventStreams(edge)
         self._card = CardRoute(settings, edge.verifier)
-        self._rpc = JsonRpcEndpoint(edge, streams)
-        self._rest = RestBinding(edge, streams)
+        self._rpc = JsonRpcEndpoint(edge, self._streams)
+        self._rest: RestBinding | None = None  # made at its first request: _rest_binding
         self._card_paths = frozenset(card_paths(settings))
         self._rpc_path = settings.rpc_path
         # The binding's paths are under the public URL's, where the JSON-RPC endpoint is;
@@ -105,9 +106,19 @@ class Front:
             return self._introduce if method == "GET" else partial(_refused, allowed="POST")
         if path in self._operator_paths or not path.startswith(self._rest_root + "/"):
             return None
-        if method not in rest.METHODS:
-            return partial(_refused, allowed=", ".join(rest.METHODS))
-        return partial(self._rest.serve, path=path.removeprefix(self._rest_root))
+        if method not in REST_METHODS:
+            return partial(_refused, allowed=", ".join(REST_METHODS))
+        return partial(self._rest_binding().serve, path=path.removeprefix(self._rest_root))
+
+    def _rest_binding(self) -> RestBinding:
+        """The HTTP+JSON binding, imported at its first request: its routes' table and
+        codecs (app/rest.py, protocol/rest.py) are a cost to the start, and to a deployment
+        whose callers all speak JSON-RPC, for nothing."""
+        if self._rest is None:
+            from .rest import RestBinding
+
+            self._rest = RestBinding(self._edge, self._streams)
+        return self._rest
 
     async def _introduce(self, asked: Asked) -> Answer:
         """A GET of the endpoint (a browser, a first curl): 405, and what to POST."""
@@ -116,7 +127,9 @@ class Front:
     def _internal_error(self, path: str, asked: Asked) -> Answer:
         internal = A2AError.internal()
         if path != self._rpc_path and path not in self._card_paths:
-            return rest.refuse(self._edge, internal, asked.headers.get("Accept"))
+            from .rest import refuse  # a binding's request: the binding is imported
+
+            return refuse(self._edge, internal, asked.headers.get("Accept"))
         return error_response(None, V1, internal)
 
 

@@ -42,10 +42,6 @@ class RestFrames:
         return sse.event(rest.error_body(error, rest.error_status(error)), name="error")
 
 
-#: The methods of the binding's paths; any other is a plain 405.
-METHODS = ("DELETE", "GET", "POST")
-
-
 class RestBinding:
     """GET, POST and DELETE of the binding's paths (spec §11), relative to the public URL:
     `path` is the request's, less the public URL's."""

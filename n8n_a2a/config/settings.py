@@ -4,11 +4,14 @@ load_settings passes only the variables that are set, and --help shows these."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..protocol.card_signature import CardSigner, SigningKey
 from ..protocol.media import TEXT, Modes
 from ..protocol.push import AllowList
+
+if TYPE_CHECKING:  # imported where a card is signed: no start without a key pays for it
+    from ..protocol.card_signature import CardSigner, SigningKey
 
 #: The default of ADAPTER_MAX_BODY_BYTES and ADAPTER_MAX_REPLY_BYTES: a 20 MiB file as
 #: base64 in JSON (26.7 MiB) with room to spare, each way.
@@ -91,6 +94,8 @@ class Settings:
         its kid came with it)."""
         if self.card_signing_key is None or self.card_signing_kid is None:
             return None
+        from ..protocol.card_signature import CardSigner  # a key is configured: signing
+
         return CardSigner(self.card_signing_key, self.card_signing_kid, self.card_signing_jku)
 
     @property

@@ -5,8 +5,10 @@ nor with what the PEM parser said of it (its message may quote the file)."""
 from __future__ import annotations
 
 import importlib.util
+from typing import TYPE_CHECKING
 
-from ..protocol.card_signature import SigningKey
+if TYPE_CHECKING:  # imported once a key is read: a start without one never signs
+    from ..protocol.card_signature import SigningKey
 
 #: Far more than any PEM private key (an RSA 8192 key is under 7 KB): no reading a disk.
 _MAX_KEY_FILE = 64 * 1024
@@ -32,6 +34,8 @@ def signing_key(path: str) -> SigningKey:
     # The oidc extra, there as checked above.
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from ..protocol.card_signature import SigningKey
 
     try:
         key = load_pem_private_key(data, password=None)

@@ -13,11 +13,11 @@ import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .addresses import IPAddress as IPAddress  # re-exported: push/ and tests name it here
-from .addresses import IPNetwork as IPNetwork
-from .addresses import Kind, non_public
+if TYPE_CHECKING:  # the registry of addresses: imported by the first address judged
+    from .addresses import IPAddress, IPNetwork, Kind
 
 #: The variable that lets a push reach an address the policy refuses.
 ALLOW_VARIABLE = "ADAPTER_PUSH_ALLOW_HOSTS"
@@ -232,6 +232,9 @@ def refusal(host: str, addresses: Sequence[IPAddress], allow: AllowList) -> Refu
     literal = literal_address(host)
     if literal is not None and allow.allows_address(literal):
         return None
+    # Its table and dataclasses are a cost to every start, and only a push is judged.
+    from .addresses import non_public
+
     for address in addresses if literal is None else (literal,):
         kind = non_public(address)
         if kind is not None:

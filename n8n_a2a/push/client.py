@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import trio
 
 from .. import __version__
-from ..protocol.push import IPAddress
 from ..webhook.http11 import ReplyReader, field_lines
 from ..webhook.network import Origin, WebhookStream
 from ..webhook.pool import exchange_head
 from .url import PushURL
+
+if TYPE_CHECKING:  # the registry of addresses: imported by the first address judged
+    from ..protocol.addresses import IPAddress
 
 #: Opens a connection: to the origin (its host an address), TLS (`tls`, None for http)
 #: checked against the name (webhook/network.py's open_stream; a fake in tests).

@@ -11,22 +11,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..protocol.push import (
-    ALLOW_VARIABLE,
-    AllowList,
-    IPAddress,
-    Refusal,
-    literal_address,
-    refusal,
-)
+from ..protocol.push import ALLOW_VARIABLE, AllowList, Refusal, literal_address, refusal
 from .url import PushURL, read_url
+
+if TYPE_CHECKING:  # the registry of addresses: imported by the first address judged
+    from ..protocol.addresses import IPAddress
 
 logger = logging.getLogger(__name__)
 
 #: Looks a host name up: its addresses, in the order to try them. OSError if it cannot.
 #: The system's runs in threads of push's own (lookups.Lookups).
-Resolve = Callable[[str, int], Awaitable[Sequence[IPAddress]]]
+Resolve = Callable[[str, int], Awaitable[Sequence["IPAddress"]]]
 
 
 class Refused(Exception):

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import trio
 
 from ..auth.caller import Owner
-from ..protocol.push import IPAddress, literal_address
+from ..protocol.push import literal_address
 from .limiters import KeyedLimiters
+
+if TYPE_CHECKING:  # imported by the first address judged: a start that never pushes
+    from ..protocol.addresses import IPAddress
 
 #: Threads looking push hosts up at once: configs being made and deliveries together.
 LOOKUP_THREADS = 8
@@ -29,7 +32,7 @@ LOOKUP_THREADS = 8
 LOOKUPS_PER_CALLER = 2
 
 #: Looks a name up, blocking: its addresses, in the order to try them; OSError if none.
-BlockingLookup = Callable[[str, int], Sequence[IPAddress]]
+BlockingLookup = Callable[[str, int], Sequence["IPAddress"]]
 
 
 def system_lookup(host: str, port: int) -> list[IPAddress]:

@@ -19,10 +19,11 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import trio
 
-from ..protocol.push import AllowList, IPAddress
+from ..protocol.push import AllowList
 from ..webhook.errors import ConnectError, WebhookTransportError
 from ..webhook.network import open_stream
 from .attempts import Answer, Attempt
@@ -39,6 +40,9 @@ MAX_CONCURRENT = 64
 MAX_PER_ADDRESS = 4
 # Statuses worth another attempt: the receiver is busy or broken for now.
 _RETRIED = frozenset({408, 429})
+
+if TYPE_CHECKING:  # the registry of addresses: imported by the first address judged
+    from ..protocol.addresses import IPAddress
 
 
 class PushSender:

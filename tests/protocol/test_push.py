@@ -6,10 +6,9 @@ import ipaddress
 
 import pytest
 
-from n8n_a2a.protocol.addresses import Kind
+from n8n_a2a.protocol.addresses import IPAddress, Kind
 from n8n_a2a.protocol.push import (
     AllowList,
-    IPAddress,
     PushAuthentication,
     PushConfig,
     Refusal,

@@ -14,7 +14,8 @@ import trio
 import trio.testing
 import trustme
 
-from n8n_a2a.protocol.push import AllowList, IPAddress
+from n8n_a2a.protocol.addresses import IPAddress
+from n8n_a2a.protocol.push import AllowList
 from n8n_a2a.push.attempts import Answer
 from n8n_a2a.push.sender import MAX_PER_ADDRESS, PushSender
 from n8n_a2a.webhook.network import Origin, WebhookStream

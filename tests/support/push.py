@@ -11,6 +11,7 @@ from typing import Any
 
 import trio
 
+from n8n_a2a.protocol.addresses import IPAddress
 from n8n_a2a.protocol.model import (
     Artifact,
     Message,
@@ -21,7 +22,6 @@ from n8n_a2a.protocol.model import (
     TaskState,
     TaskStatus,
 )
-from n8n_a2a.protocol.push import IPAddress
 from n8n_a2a.push.attempts import Answer, Attempt
 from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.store import Change
