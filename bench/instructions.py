@@ -4,15 +4,31 @@ On a shared machine the CPU seconds of one run and the next differ by 20% and mo
 instructions a process executes for the same requests do not. Each adapter (this checkout,
 and any `--adapter name=path`) runs under callgrind with its instrumentation off while it
 starts and warms up; then, per load, instrumentation goes on for the sends alone and the
-counters are dumped after: instructions per send (and, with --cache-sim, the simulated
-last-level cache misses). The loads: blocking SendMessage over JSON-RPC and the same send
-over HTTP+JSON, each at concurrency 1 and 64, against bench/stub_webhook.py (its own
-process, not counted); each against the goal of at most 4.5 million a send, PASS
-or FAIL on the targets line. Python's hash seed is fixed: dict layouts do not move the
-count.
+counters are dumped after: instructions per unit (and, with --cache-sim, the simulated
+last-level cache misses). Against bench/stub_webhook.py (its own process, not counted),
+its plain JSON reply, each at concurrency 1 and 64:
 
-Needs valgrind (Debian: apt-get install valgrind). A few minutes per adapter: callgrind
-runs the adapter about 50 times slower. Runs in the dev venv:
+- blocking SendMessage over JSON-RPC and the same send over HTTP+JSON: per send, each
+  against the goal of at most 4.5 million a send (PASS or FAIL on the targets line);
+- a streaming SendStreamingMessage over JSON-RPC, its Server-Sent Events read to the
+  stream's end (the task's terminal update): per streaming send;
+- a push delivery: blocking JSON-RPC sends each carrying a push config inline
+  (`taskPushNotificationConfig`, its URL a second stub on 127.0.0.1, which
+  ADAPTER_PUSH_ALLOW_HOSTS lets through, answering each POST 200 at once and counting
+  them), counted until the receiver has every POST and the adapter has gone idle; less
+  as many plain sends at the blocking load's count a send at the same concurrency; over
+  the POSTs the receiver got. A POST's figure so carries its share of the config's
+  registration (read, its URL judged and looked up, held), which only pushes need.
+  The adapter's default bounds stay: at c=64, at most 4 POSTs at once to 127.0.0.1.
+
+With a second adapter, a row of ratios (this checkout over it) for every load; the
+streaming send and the push delivery are judged by that ratio, against the blocking
+send's cut from 8c92316 to the goal (at most 0.58 of the other adapter's count, for an
+`--adapter before=` of 8c92316). Python's hash seed is fixed: dict layouts do not move
+the count.
+
+Needs valgrind (Debian: apt-get install valgrind). Some 8 minutes per adapter at the
+default --sends: callgrind runs the adapter about 50 times slower. Runs in the dev venv:
     .venv/bin/python bench/instructions.py --adapter before=/tmp/old-checkout
 """
 
@@ -24,12 +40,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
 import trio
-from procs import free_port, pinned, stop
+from procs import free_port, pinned, settle, stop
 from settings import BENCH, CHECKOUT
 from targets import Target, server_command
 from wire import A2A_HEADERS, REST_SEND_PATH, http_get_status, rest_send_body, send_message_body
@@ -37,8 +55,13 @@ from wire import A2A_HEADERS, REST_SEND_PATH, http_get_status, rest_send_body, s
 SERVER_CORE, CLIENT_CORE = "0", "1"
 #: The goal: at most this many million instructions a blocking send, at every load.
 GOAL_M = 4.5
+#: The goal for the others, as a ratio to the adapter before the cut: the blocking send's
+#: own, 4.5 M of 7.8 M at 8c92316.
+RATIO_GOAL = 0.58
 #: Under valgrind an import takes a while: the card may be minutes away.
 READY_S = 300.0
+#: Under valgrind, how long a load's pushes may take to arrive once its sends are answered.
+DELIVERED_S = 600.0
 
 
 class NotServed(Exception):
@@ -54,21 +77,43 @@ class Load:
     body: bytes
     sends: int
     concurrency: int
+    #: A streaming send: every answer must be a stream (Server-Sent Events).
+    streamed: bool = False
+    #: A push load: the blocking load whose count a send is taken off this one's, leaving
+    #: its POSTs' (counted by the receiver).
+    minus: str = ""
+
+    @property
+    def blocking(self) -> bool:
+        """A blocking send's count, judged against GOAL_M (the others by ratio)."""
+        return not self.streamed and not self.minus
+
+    def warm_up(self) -> Load:
+        """The same sends, twice as many as at once: connections opened, paths seen once."""
+        return replace(self, sends=self.concurrency * 2)
 
 
-def loads(sends: int) -> list[Load]:
+def loads(sends: int, push_url: str) -> list[Load]:
     jsonrpc, rest = send_message_body("ok"), rest_send_body("ok")
+    stream = send_message_body("ok", "SendStreamingMessage")
+    pushed = send_message_body("ok", push_url=push_url)
+    few = max(sends // 8, 8)
     return [
-        Load("jsonrpc c=1", "/", jsonrpc, max(sends // 8, 8), 1),
+        Load("jsonrpc c=1", "/", jsonrpc, few, 1),
         Load("jsonrpc c=64", "/", jsonrpc, sends, 64),
-        Load("http+json c=1", REST_SEND_PATH, rest, max(sends // 8, 8), 1),
+        Load("http+json c=1", REST_SEND_PATH, rest, few, 1),
         Load("http+json c=64", REST_SEND_PATH, rest, sends, 64),
+        Load("stream c=1", "/", stream, few, 1, streamed=True),
+        Load("stream c=64", "/", stream, sends, 64, streamed=True),
+        Load("push c=1", "/", pushed, few, 1, minus="jsonrpc c=1"),
+        Load("push c=64", "/", pushed, sends, 64, minus="jsonrpc c=64"),
     ]
 
 
 async def _send_all(port: int, load: Load) -> None:
     """`load.sends` sends, `load.concurrency` connections each sending in turn; every answer
-    must be a completed task (NotServed for a route the adapter does not have)."""
+    must be a completed task, a stream's read to its end (NotServed for a route the adapter
+    does not have)."""
     left = load.sends
     limits = httpx.Limits(max_connections=load.concurrency)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
@@ -82,12 +127,57 @@ async def _send_all(port: int, load: Load) -> None:
                 )
                 if reply.status_code == 404:
                     raise NotServed(load.name)
-                if reply.status_code != 200 or "TASK_STATE_COMPLETED" not in reply.text:
+                stream = reply.headers.get("content-type", "").startswith("text/event-stream")
+                if (
+                    reply.status_code != 200
+                    or stream != load.streamed
+                    or "TASK_STATE_COMPLETED" not in reply.text
+                ):
                     raise RuntimeError(f"{load.name}: {reply.status_code} {reply.text[:300]}")
 
         async with trio.open_nursery() as nursery:
             for _ in range(load.concurrency):
                 nursery.start_soon(sender)
+
+
+class Stub:
+    """bench/stub_webhook.py in its own process, on the clients' core, answering every POST
+    at once: the webhook, or the push receiver (asked with a GET how many it answered)."""
+
+    def __init__(self) -> None:
+        self._process = subprocess.Popen(
+            pinned(CLIENT_CORE, [sys.executable, str(BENCH / "stub_webhook.py")]),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._process.stdout is not None
+        self.port = int(self._process.stdout.readline())
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def posts(self) -> int:
+        count: int = httpx.get(self.url("/posts")).json()["posts"]
+        return count
+
+    def quiet(self, pid: int, since: int, expected: int) -> int:
+        """The POSTs got since `since`, once `expected` have come (0: any) and the adapter
+        `pid` has gone idle with no more coming: every delivery answered and done with."""
+        deadline = time.perf_counter() + DELIVERED_S
+        got = -1
+        while time.perf_counter() < deadline:
+            settle(pid, bound_s=30.0)
+            got, before = self.posts() - since, got
+            if got == before and got >= expected:
+                return got
+        raise RuntimeError(f"{got} of {expected} pushes arrived in {DELIVERED_S:g} s")
+
+    def __enter__(self) -> Stub:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._process.terminate()
+        self._process.wait(timeout=10)
 
 
 def _warmed(port: int, warm: Load) -> bool:
@@ -113,12 +203,40 @@ def dump_counts(dump: Path) -> list[int]:
     raise RuntimeError(f"no totals in {dump}")
 
 
-def measure(target: Target, webhook_url: str, sends: int, cache_sim: bool) -> dict[str, str]:
-    """Instructions per send (millions; and LL misses per send with the cache simulated) for
-    each load, on one adapter under callgrind."""
+@dataclass
+class Counted:
+    """An adapter under callgrind: its process, its port, and the dumps read so far."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    workdir: Path
+    dumped: set[Path]
+
+    def count(
+        self, load: Load, receiver: Stub | None = None, pushes: int = 0
+    ) -> tuple[list[int], int]:
+        """The counters over `load`'s sends alone, and with a `receiver`, till it has got
+        their `pushes` POSTs each and the adapter is idle again: those counters and POSTs."""
+        since = receiver.posts() if receiver is not None else 0
+        callgrind_control(self.process.pid, "--instr=on")
+        trio.run(_send_all, self.port, load)
+        posts = 0
+        if receiver is not None:
+            posts = receiver.quiet(self.process.pid, since, load.sends * pushes)
+        callgrind_control(self.process.pid, "--instr=off")
+        callgrind_control(self.process.pid, "--dump=" + load.name)
+        [dump] = set(self.workdir.glob("callgrind.out.*")) - self.dumped
+        self.dumped.add(dump)
+        return dump_counts(dump), posts
+
+
+@contextmanager
+def under_callgrind(target: Target, webhook_url: str, cache_sim: bool) -> Iterator[Counted]:
+    """The adapter of `target` under callgrind, its instrumentation off, until it is ready;
+    push allowed to 127.0.0.1, the receiver's address."""
     port = free_port()
     command, environment = server_command(target, port, webhook_url)
-    environment["PYTHONHASHSEED"] = "0"
+    environment.update(PYTHONHASHSEED="0", ADAPTER_PUSH_ALLOW_HOSTS="127.0.0.1")
     workdir = Path(tempfile.mkdtemp(prefix="bench-callgrind-"))
     valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
     valgrind += [f"--cache-sim={'yes' if cache_sim else 'no'}"]
@@ -131,49 +249,107 @@ def measure(target: Target, webhook_url: str, sends: int, cache_sim: bool) -> di
         stderr=subprocess.STDOUT,
         cwd=workdir,
     )
-    figures: dict[str, str] = {}
-    dumped: set[Path] = set()
     try:
         deadline = time.perf_counter() + READY_S
         while http_get_status(port, "/healthz") != 200:
             if process.poll() is not None or time.perf_counter() > deadline:
                 raise RuntimeError(f"{target.name} did not start; see {workdir}/adapter.log")
             time.sleep(0.5)
-        for load in loads(sends):
-            warm = Load(load.name, load.path, load.body, load.concurrency * 2, load.concurrency)
-            if not _warmed(port, warm):
-                figures[load.name] = "-"
-                continue
-            callgrind_control(process.pid, "--instr=on")
-            trio.run(_send_all, port, load)
-            callgrind_control(process.pid, "--instr=off")
-            callgrind_control(process.pid, "--dump=" + load.name)
-            [dump] = set(workdir.glob("callgrind.out.*")) - dumped
-            dumped.add(dump)
-            counts = dump_counts(dump)
-            per_send = f"{counts[0] / load.sends / 1e6:.3f}"
-            if cache_sim:  # Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw: the last three
-                per_send += f" ({sum(counts[6:9]) / load.sends:,.0f} LL misses)"
-            figures[load.name] = per_send
-            print(f"  {target.name} {load.name}: {per_send} M instructions/send", flush=True)
+        yield Counted(process, port, workdir, set())
     finally:
         stop(process, grace_s=60.0)  # a drain under valgrind is slow
         log.close()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _figure(per_unit: list[float], cache_sim: bool) -> str:
+    figure = f"{per_unit[0] / 1e6:.3f}"
+    if cache_sim:  # Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw: the last three
+        figure += f" ({sum(per_unit[6:9]):,.0f} LL misses)"
+    return figure
+
+
+def measure(
+    target: Target, webhook_url: str, sends: int, cache_sim: bool, receiver: Stub
+) -> dict[str, str]:
+    """Instructions per unit (millions; and LL misses with the cache simulated) for each
+    load, on one adapter under callgrind: a send, or a push load's delivered POST."""
+    figures: dict[str, str] = {}
+    per_send: dict[str, list[float]] = {}  # each blocking load's counters a send
+    with under_callgrind(target, webhook_url, cache_sim) as adapter:
+        for load in loads(sends, receiver.url("/push")):
+            since = receiver.posts()
+            if not _warmed(adapter.port, load.warm_up()) or load.minus not in {"", *per_send}:
+                figures[load.name] = "-"
+                continue
+            if load.minus:
+                per_unit, unit = _per_post(adapter, load, receiver, since, per_send[load.minus])
+            else:
+                counts, _ = adapter.count(load)
+                per_unit, unit = [n / load.sends for n in counts], "send"
+                per_send[load.name] = per_unit
+            figures[load.name] = _figure(per_unit, cache_sim)
+            print(f"  {target.name} {load.name}: {figures[load.name]} M instructions/{unit}")
     return figures
 
 
-def verdict(name: str, figures: dict[str, str]) -> str:
-    """One adapter's targets line: each load's count against GOAL_M, PASS or FAIL (`-`: a
-    load the adapter does not serve)."""
+def _per_post(
+    adapter: Counted, load: Load, receiver: Stub, since: int, per_send: list[float]
+) -> tuple[list[float], str]:
+    """A push load's counters a delivered POST: its sends' less as many blocking sends at
+    `per_send`, over the POSTs; how many POSTs a task makes is the warm-up's, all of which
+    are delivered first (since `since`)."""
+    warmed, warm_sends = receiver.quiet(adapter.process.pid, since, 0), load.warm_up().sends
+    pushes = warmed // warm_sends
+    if pushes == 0 or warmed % warm_sends:
+        raise RuntimeError(f"{load.name}: {warmed} POSTs for {warm_sends} sends")
+    counts, posts = adapter.count(load, receiver, pushes)
+    own = [count - sent * load.sends for count, sent in zip(counts, per_send, strict=True)]
+    return [n / posts for n in own], f"POST ({posts} POSTs, {pushes} a task)"
+
+
+def verdict(name: str, figures: dict[str, str], goal: float = GOAL_M, unit: str = " M") -> str:
+    """One adapter's targets line: each load's figure against `goal` (GOAL_M; a ratio's
+    RATIO_GOAL), PASS or FAIL (`-`: a load the adapter does not serve)."""
     checks = []
     for load, figure in figures.items():
         if figure == "-":
             checks.append(f"{load} -")
             continue
-        millions = float(figure.split()[0])  # past it, with --cache-sim, the LL misses
-        checks.append(f"{load} <= {GOAL_M:g} M {'PASS' if millions <= GOAL_M else 'FAIL'}")
+        value = float(figure.split()[0])  # past it, with --cache-sim, the LL misses
+        checks.append(f"{load} <= {goal:g}{unit} {'PASS' if value <= goal else 'FAIL'}")
     return f"{name} targets: {', '.join(checks)}"
+
+
+def ratios(after: dict[str, str], before: dict[str, str]) -> dict[str, str]:
+    """Each load's figure after over before, `-` where either has none."""
+    return {
+        load: "-"
+        if "-" in (figure, before[load])
+        else f"{float(figure.split()[0]) / float(before[load].split()[0]):.3f}"
+        for load, figure in after.items()
+    }
+
+
+def report(rows: dict[str, dict[str, str]], names: list[str], blocking: set[str]) -> None:
+    """The table: a row per adapter, a row of ratios of the first over each other one, the
+    goals; then the targets lines, blocking loads by GOAL_M, the others by the ratio."""
+    first, *others = rows
+    ratio_rows = {f"{first}/{other}": ratios(rows[first], rows[other]) for other in others}
+    goals = {n: f"<= {GOAL_M:g}" if n in blocking else f"<= {RATIO_GOAL:g}x" for n in names}
+    lines = {**rows, **ratio_rows, "goal": goals}
+    width = max(len(name) for name in lines)
+    column = max(len(name) for name in names) + 2
+    print("\nmillions of instructions a blocking send, a streaming send read to its end, and a")
+    print("delivered push POST (callgrind, hash seed 0); a/b: a's figure over b's")
+    print(" " * width + "".join(f"{name:>{column}}" for name in names))
+    for line, figures in lines.items():
+        print(line.ljust(width) + "".join(f"{figures[n]:>{column}}" for n in names))
+    for target, figures in rows.items():
+        print(verdict(target, {n: figures[n] for n in names if n in blocking}))
+    for line, figures in ratio_rows.items():
+        judged = {n: figures[n] for n in names if n not in blocking}
+        print(verdict(line, judged, RATIO_GOAL, "x"))
 
 
 def _target(spec: str) -> Target:
@@ -187,37 +363,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sends", type=int, default=640, help="sends per load at c=64")
+    parser.add_argument("--sends", type=int, default=320, help="sends per load at c=64")
     parser.add_argument("--adapter", type=_target, action="append", default=[])
     parser.add_argument("--cache-sim", action="store_true", help="also count LL cache misses")
     arguments = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("bench/instructions.py needs valgrind: apt-get install valgrind")
     targets = [Target("n8n-a2a", "adapter", CHECKOUT), *arguments.adapter]
-    stub = subprocess.Popen(
-        pinned(CLIENT_CORE, [sys.executable, str(BENCH / "stub_webhook.py")]),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert stub.stdout is not None
-        webhook_url = f"http://127.0.0.1:{int(stub.stdout.readline())}/webhook"
+    with Stub() as webhook, Stub() as receiver:
         rows = {
-            target.name: measure(target, webhook_url, arguments.sends, arguments.cache_sim)
+            target.name: measure(
+                target, webhook.url("/webhook"), arguments.sends, arguments.cache_sim, receiver
+            )
             for target in targets
         }
-    finally:
-        stub.terminate()
-        stub.wait(timeout=10)
-    names = [load.name for load in loads(arguments.sends)]
-    width = max(len(name) for name in [*rows, "goal"])
-    print("\nmillions of instructions per blocking send (callgrind, hash seed 0)")
-    print(" " * width + "".join(f"  {name:>16}" for name in names))
-    for target, figures in rows.items():
-        print(target.ljust(width) + "".join(f"  {figures[n]:>16}" for n in names))
-    print("goal".ljust(width) + "".join(f"  {f'<= {GOAL_M:g}':>16}" for _ in names))
-    for target, figures in rows.items():
-        print(verdict(target, {n: figures[n] for n in names}))
+    every = loads(arguments.sends, receiver.url("/push"))
+    report(rows, [load.name for load in every], {load.name for load in every if load.blocking})
 
 
 if __name__ == "__main__":

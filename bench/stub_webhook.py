@@ -9,8 +9,10 @@ answers in its `streaming` response mode, a chunked reply of JSON lines: `begin`
 STREAM_ITEMS `item` lines STREAM_SPACING seconds apart, then `end`. Each item's content is
 `@<time.monotonic_ns() as it was written>;`, so a client on the same machine reads how
 long each took to reach it. A body containing FILE_MARKER is answered with the files it
-carries (the contract's `files`) as the reply's files: a file's round trip. It must cost
-far less than any target: it shares a core with the load client.
+carries (the contract's `files`) as the reply's files: a file's round trip. A GET, any
+path, is answered with how many POSTs the process has answered (`{"posts": N}`): run as a
+push receiver, the stub tells the bench what was delivered. It must cost far less than any
+target: it shares a core with the load client.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ _RESPONSE = (
 class _Webhook(asyncio.Protocol):
     """One connection: parse just enough HTTP/1.1 (headers, Content-Length) to answer."""
 
+    #: POSTs answered (or being answered) by this process, over every connection.
+    posts = 0
+
     def __init__(self, delay: float, slow: float) -> None:
         self._delay = delay
         self._slow = slow
@@ -68,14 +73,26 @@ class _Webhook(asyncio.Protocol):
             if len(self._buffer) < self._whole:
                 return
             body = bytes(self._buffer[self._head : self._whole])
+            asked = self._buffer.startswith(b"GET ")
             del self._buffer[: self._whole]
             self._whole = None
-            if STREAM_MARKER in body:
-                self._stream()
-            elif FILE_MARKER in body and self._transport is not None:
-                self._transport.write(_files_back(body))
+            if asked:
+                self._write_now(_posts_answer())
             else:
-                self._answer(self._slow if SLOW_MARKER in body else self._delay)
+                self._respond(body)
+
+    def _respond(self, body: bytes) -> None:
+        _Webhook.posts += 1
+        if STREAM_MARKER in body:
+            self._stream()
+        elif FILE_MARKER in body:
+            self._write_now(_files_back(body))
+        else:
+            self._answer(self._slow if SLOW_MARKER in body else self._delay)
+
+    def _write_now(self, response: bytes) -> None:
+        if self._transport is not None:
+            self._transport.write(response)
 
     def _answer(self, delay: float) -> None:
         transport = self._transport
@@ -129,6 +146,12 @@ def _files_back(body: bytes) -> bytes:
     """The response whose reply files are the request's files."""
     files = json.loads(body).get("files", [])
     answer = json.dumps({"answer": "ok", "escalate": False, "files": files}).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return head % len(answer) + answer
+
+
+def _posts_answer() -> bytes:
+    answer = b'{"posts":%d}' % _Webhook.posts
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
     return head % len(answer) + answer
 

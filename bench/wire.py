@@ -32,9 +32,13 @@ def _send_params(text: str) -> dict[str, object]:
     return {"message": {"role": "ROLE_USER", "messageId": "bench-1", "parts": [{"text": text}]}}
 
 
-def send_message_body(text: str, method: str = "SendMessage") -> bytes:
-    """A v1.0 blocking SendMessage (or SendStreamingMessage) over JSON-RPC."""
-    return rpc_body(method, _send_params(text))
+def send_message_body(text: str, method: str = "SendMessage", push_url: str = "") -> bytes:
+    """A v1.0 blocking SendMessage (or SendStreamingMessage) over JSON-RPC; with `push_url`,
+    carrying a push config inline: every update of its task POSTed there."""
+    params = _send_params(text)
+    if push_url:
+        params["configuration"] = {"taskPushNotificationConfig": {"url": push_url}}
+    return rpc_body(method, params)
 
 
 def rest_send_body(text: str) -> bytes:

@@ -360,3 +360,54 @@ def test_bench_instructions_judges_every_load_against_the_goal() -> None:
     assert done.stdout == (
         "n8n-a2a targets: jsonrpc c=1 <= 4.5 M PASS, jsonrpc c=64 <= 4.5 M FAIL, rest c=64 -\n"
     )
+
+
+def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_other() -> None:
+    rows = {
+        "n8n-a2a": {"jsonrpc c=1": "4.000", "stream c=1": "5.800", "push c=1": "2.000"},
+        "before": {"jsonrpc c=1": "8.000", "stream c=1": "10.000", "push c=1": "-"},
+    }
+    code = (
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"from instructions import report; report({rows!r}, {list(rows['before'])!r}, "
+        "{'jsonrpc c=1'})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    table = done.stdout.splitlines()[4:]  # past the title and the loads
+    assert [line.split() for line in table[:4]] == [
+        ["n8n-a2a", "4.000", "5.800", "2.000"],
+        ["before", "8.000", "10.000", "-"],
+        ["n8n-a2a/before", "0.500", "0.580", "-"],
+        ["goal", "<=", "4.5", "<=", "0.58x", "<=", "0.58x"],
+    ]
+    assert table[4:] == [
+        "n8n-a2a targets: jsonrpc c=1 <= 4.5 M PASS",
+        "before targets: jsonrpc c=1 <= 4.5 M FAIL",
+        "n8n-a2a/before targets: stream c=1 <= 0.58x PASS, push c=1 -",
+    ]
+
+
+def test_bench_stub_answers_a_get_with_the_posts_it_answered() -> None:
+    stub = subprocess.Popen(
+        [sys.executable, str(CHECKOUT / "bench" / "stub_webhook.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stub.stdout is not None
+        port = int(stub.stdout.readline())
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            post = b"POST /push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+            get = b"GET /posts HTTP/1.1\r\nHost: x\r\n\r\n"
+            connection.sendall(post + post + get)
+            received = b""
+            while not received.endswith(b'{"posts":2}'):
+                chunk = connection.recv(65536)
+                assert chunk, received
+                received += chunk
+        assert received.count(b"HTTP/1.1 200 OK") == 3
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)
