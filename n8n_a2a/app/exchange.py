@@ -91,6 +91,11 @@ class Asked:
         return bytes(body)
 
 
+class LastPiece(bytes):
+    """A stream's last piece, known to be the last as it is made (the final event): it
+    goes out with the body's end, one write, not two."""
+
+
 @dataclass(slots=True)
 class Answer:
     """What a route answers: a status, headers, and a body of bytes or a stream of them."""
@@ -123,7 +128,8 @@ def not_allowed(allowed: str) -> Answer:
 
 async def send_answer(answer: Answer, send: ASGISendCallable) -> None:
     """Send the answer: a body of bytes with its Content-Length, a stream as it comes (each
-    piece at once, the stream closed however its sending ends)."""
+    piece at once, a LastPiece with the body's end, the stream closed however its sending
+    ends)."""
     headers = [
         (name.lower().encode("latin-1"), value.encode("latin-1"))
         for name, value in answer.headers.items()
@@ -138,9 +144,12 @@ async def send_answer(answer: Answer, send: ASGISendCallable) -> None:
         return
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     try:
+        ended = False
         async for piece in body:
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            ended = isinstance(piece, LastPiece)
+            await send({"type": "http.response.body", "body": piece, "more_body": not ended})
+        if not ended:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         aclose = getattr(body, "aclose", None)
         if aclose is not None:

@@ -7,7 +7,7 @@ the StreamResponse itself (and an error as an `error` event of the binding's err
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeGuard
 
@@ -16,13 +16,13 @@ import trio
 from ..auth.caller import Caller
 from ..core.errors import AdapterError, SubscriberTooSlow
 from ..executor import Reservation
-from ..executor.subscriptions import StreamQuota
+from ..executor.subscriptions import StreamQuota, TaskStream
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
 from .edge import JSONRPC, Edge, wire_error
-from .exchange import Answer
+from .exchange import Answer, LastPiece
 
 
 class Frames(Protocol):
@@ -126,8 +126,9 @@ class EventStreams:
                         elif event is None:
                             return
                         else:
-                            edge.metrics.stream_event_sent()
-                            yield result(event)
+                            piece, events = framed_together(task_stream, event, result)
+                            edge.metrics.stream_event_sent(events)
+                            yield piece
         except (A2AError, AdapterError) as error:
             if isinstance(error, SubscriberTooSlow):
                 edge.metrics.stream_subscriber_dropped()
@@ -136,3 +137,16 @@ class EventStreams:
             yield frames.error(refusal)
         finally:
             edge.metrics.stream_closed()
+
+
+def framed_together(
+    task_stream: TaskStream, first: TaskEvent, result: Callable[[Task | TaskEvent], bytes]
+) -> tuple[bytes, int]:
+    """The event and every one that has come with it (a task's reply comes as its
+    artifact and its final status in one step), framed as one piece: one write, not one
+    each; a LastPiece when it holds the final event. And how many events it holds."""
+    pieces = [result(first)]
+    while (event := task_stream.next_come()) is not None:
+        pieces.append(result(event))
+    joined = b"".join(pieces)
+    return LastPiece(joined) if task_stream.ended else joined, len(pieces)

@@ -53,6 +53,11 @@ class TaskStream:
         except trio.ClosedResourceError:
             pass  # dropped already
 
+    @property
+    def ended(self) -> bool:
+        """Whether the final event has been read."""
+        return self._ended
+
     async def next(self) -> TaskEvent | None:
         """The next event; None after the final one. SubscriberTooSlow if it was dropped."""
         while not self._ended:
@@ -60,11 +65,32 @@ class TaskStream:
                 event = await self._receive.receive()
             except trio.EndOfChannel:
                 raise SubscriberTooSlow(self.task.id) from None
-            if event.sequence <= self.task.version:
-                continue  # heard while joining, already in the task it began with
-            self._ended = isinstance(event, StatusUpdate) and event.final
-            return event
+            if self._new(event):
+                return event
         return None
+
+    def next_come(self) -> TaskEvent | None:
+        """The next event if it has come already (None if not, or after the final one),
+        without waiting: the events of one step go out together. SubscriberTooSlow as
+        `next`."""
+        while not self._ended:
+            try:
+                event = self._receive.receive_nowait()
+            except trio.WouldBlock:
+                return None
+            except trio.EndOfChannel:
+                raise SubscriberTooSlow(self.task.id) from None
+            if self._new(event):
+                return event
+        return None
+
+    def _new(self, event: TaskEvent) -> bool:
+        """Whether the event is one to show; False for one heard while joining, which the
+        task it began with includes already."""
+        if event.sequence <= self.task.version:
+            return False
+        self._ended = isinstance(event, StatusUpdate) and event.final
+        return True
 
 
 class StreamQuota:

@@ -154,8 +154,10 @@ class Connection(trio.abc.HalfCloseableStream):
 
     def hold(self) -> None:
         """Hold what is sent from now on (up to one piece) until `release`: a response's
-        head, to go out with its body."""
-        self._held = bytearray()
+        head, to go out with its body; a last piece, with the body's end. What is held
+        already stays held."""
+        if self._held is None:
+            self._held = bytearray()
 
     async def release(self) -> None:
         """Send what was held, and hold no more. A client gone meanwhile ends the
@@ -210,10 +212,6 @@ class Connection(trio.abc.HalfCloseableStream):
             await self.transport.aclose()
 
 
-def _has_length(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    return any(name.lower() == b"content-length" for name, _ in headers)
-
-
 def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     for name, value in headers:
         if name.lower() == b"transfer-encoding" or (
@@ -264,10 +262,9 @@ class Exchanges:
                         **event,
                         "headers": [*event.get("headers", ()), (b"connection", b"close")],
                     }
-                if _has_length(event.get("headers", ())):
-                    # Its body comes at once (a stream's events may not: its head goes
-                    # out as it comes).
-                    connection.hold()
+                # The head goes out with the body's first piece, which comes at once:
+                # a body of known length, or a stream's first event (the task).
+                connection.hold()
                 await send(event)
                 return
             if event["type"] != "http.response.body" or event.get("more_body", False):
@@ -278,6 +275,7 @@ class Exchanges:
             # operator's app) cancels the calling task as soon as hypercorn, in there,
             # reports the request over.
             with trio.CancelScope(shield=True):
+                connection.hold()  # the last piece and the body's end: one write
                 await send(event)
                 await connection.release()
             connection.timer.response_sent(trio.current_time())

@@ -140,8 +140,8 @@ class Metrics:
     def stream_closed(self) -> None:
         self._streams.dec()
 
-    def stream_event_sent(self) -> None:
-        self._stream_events.inc()
+    def stream_event_sent(self, events: int) -> None:
+        self._stream_events.inc(events)
 
     def stream_subscriber_dropped(self) -> None:
         self._slow_subscribers.inc()

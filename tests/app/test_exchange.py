@@ -6,7 +6,14 @@ from typing import Any
 import pytest
 import trio
 
-from n8n_a2a.app.exchange import Answer, BodyTooLarge, Fields, not_allowed, send_answer
+from n8n_a2a.app.exchange import (
+    Answer,
+    BodyTooLarge,
+    Fields,
+    LastPiece,
+    not_allowed,
+    send_answer,
+)
 from tests.support.asgi import asked
 
 
@@ -80,3 +87,18 @@ async def test_a_stream_goes_piece_by_piece_and_is_closed_when_its_client_goes()
     with pytest.raises(trio.BrokenResourceError):
         await send_answer(Answer(events()), gone)
     assert closed.is_set()
+
+
+async def test_a_streams_last_piece_goes_with_the_bodys_end() -> None:
+    async def events() -> AsyncGenerator[bytes, None]:
+        yield b"working"
+        yield LastPiece(b"completed")
+
+    sent: list[Any] = []
+
+    async def send(event: Any) -> None:
+        sent.append(event)
+
+    await send_answer(Answer(events()), send)
+    bodies = [(event["body"], event["more_body"]) for event in sent[1:]]
+    assert bodies == [(b"working", True), (b"completed", False)]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
-from n8n_a2a.app.streams import JsonRpcFrames, answers_with_events
+from n8n_a2a.app.exchange import LastPiece
+from n8n_a2a.app.streams import JsonRpcFrames, answers_with_events, framed_together
+from n8n_a2a.executor.subscriptions import TaskStream
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     CancelTask,
@@ -13,7 +16,12 @@ from n8n_a2a.protocol.model import (
     Part,
     Role,
     SendMessage,
+    StatusUpdate,
     SubscribeToTask,
+    Task,
+    TaskEvent,
+    TaskState,
+    TaskStatus,
 )
 from n8n_a2a.protocol.versions import V1
 
@@ -49,3 +57,35 @@ def test_a_refusal_is_the_last_event_a_json_rpc_error_with_the_same_id() -> None
     assert isinstance(document, dict)
     assert (document["id"], document["error"]["code"]) == ("req-1", -32000)
     assert document["error"]["message"] == "too slow"
+
+
+def stream_heard(*states: TaskState) -> TaskStream:
+    """A task's stream that has heard a status update of each state, in order."""
+    stream = TaskStream()
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    stream.begin(Task("t-1", "c-1", TaskStatus(TaskState.SUBMITTED, at), version=0))
+    for sequence, state in enumerate(states, start=1):
+        stream.hear(StatusUpdate("t-1", "c-1", TaskStatus(state, at), sequence))
+    return stream
+
+
+def named(item: Task | TaskEvent) -> bytes:
+    assert isinstance(item, StatusUpdate)
+    return item.status.state.name.encode() + b";"
+
+
+async def test_the_events_come_together_go_out_as_one_piece_the_final_one_as_the_last() -> None:
+    stream = stream_heard(TaskState.WORKING, TaskState.WORKING, TaskState.COMPLETED)
+    first = await stream.next()
+    assert first is not None
+    piece, events = framed_together(stream, first, named)
+    assert (piece, events) == (b"WORKING;WORKING;COMPLETED;", 3)
+    assert isinstance(piece, LastPiece)
+
+
+async def test_an_event_alone_is_a_piece_of_its_own_and_not_the_last() -> None:
+    stream = stream_heard(TaskState.WORKING)
+    first = await stream.next()
+    assert first is not None
+    piece, events = framed_together(stream, first, named)
+    assert (piece, events, isinstance(piece, LastPiece)) == (b"WORKING;", 1, False)

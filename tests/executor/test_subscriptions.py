@@ -50,6 +50,31 @@ async def test_a_full_buffer_drops_the_subscriber_after_what_it_held() -> None:
         await stream.next()
 
 
+def test_the_events_come_already_are_taken_without_waiting_until_the_final_one() -> None:
+    stream = TaskStream(buffer=8)
+    stream.begin(task_at(1))
+    assert stream.next_come() is None  # none has come: no wait for one
+    for sequence in (1, 2, 3):
+        stream.hear(update(sequence))
+    stream.hear(update(4, TaskState.COMPLETED))
+    assert [stream.next_come(), stream.next_come()] == [update(2), update(3)]
+    assert not stream.ended
+    assert stream.next_come() == update(4, TaskState.COMPLETED)
+    assert stream.ended
+    stream.hear(update(5))
+    assert stream.next_come() is None  # nothing after the final event
+
+
+def test_a_dropped_subscriber_is_told_so_without_waiting_too() -> None:
+    stream = TaskStream(buffer=1)
+    stream.begin(task_at(0))
+    for sequence in (1, 2):
+        stream.hear(update(sequence))
+    assert stream.next_come() == update(1)
+    with pytest.raises(SubscriberTooSlow):
+        stream.next_come()
+
+
 def test_a_caller_holds_at_most_its_quota_of_streams_and_gets_them_back() -> None:
     quota = StreamQuota(2)
     with quota.hold("token:a"), quota.hold("token:a"):

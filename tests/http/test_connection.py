@@ -261,17 +261,23 @@ def on_wire() -> tuple[Wire, Connection]:
 
 async def hypercorn_writes(connection: Connection, *events: ASGISendEvent) -> None:
     """An app's events through Exchanges, each written as hypercorn writes it: the head
-    on `http.response.start`, the body on the body's event."""
+    on `http.response.start`, the body on the body's event, then, after a chunked body's
+    last, its end (h11's last chunk: "END" here)."""
+    chunked = True
 
     async def app(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
         for event in events:
             await send(event)
 
     async def write(event: ASGISendEvent) -> None:
+        nonlocal chunked
         if event["type"] == "http.response.start":
+            chunked = not any(name.lower() == b"content-length" for name, _ in event["headers"])
             await connection.send_all(b"HEAD")
-        else:
-            await connection.send_all(cast("bytes", event.get("body", b"")))
+            return
+        await connection.send_all(cast("bytes", event.get("body", b"")))
+        if chunked and not event.get("more_body", False):
+            await connection.send_all(b"END")
 
     async def no_request() -> ASGIReceiveEvent:
         raise AssertionError("not read")
@@ -295,14 +301,16 @@ async def test_a_response_of_known_length_goes_out_in_one_send() -> None:
     assert wire.sends == [b"HEADbody"]
 
 
-async def test_a_streams_head_goes_out_as_it_comes() -> None:
+async def test_a_streams_head_goes_with_its_first_event_and_its_end_with_its_last() -> None:
     wire, connection = on_wire()
     await hypercorn_writes(
         connection,
         {"type": "http.response.start", "status": 200, "headers": []},
-        {"type": "http.response.body", "body": b"event", "more_body": True},
+        {"type": "http.response.body", "body": b"task", "more_body": True},
+        {"type": "http.response.body", "body": b"working", "more_body": True},
+        {"type": "http.response.body", "body": b"completed", "more_body": False},
     )
-    assert wire.sends == [b"HEAD", b"event"]
+    assert wire.sends == [b"HEADtask", b"working", b"completedEND"]
 
 
 async def test_held_bytes_go_out_before_more_than_a_piece_and_before_the_end() -> None:
