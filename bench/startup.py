@@ -23,7 +23,6 @@ Runs in the dev venv, outside `bench/run`:
 from __future__ import annotations
 
 import argparse
-import compileall
 import shutil
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ from pathlib import Path
 from instructions import callgrind_control, dump_counts
 from procs import cpu_seconds_of, free_port, pinned, rss_kib, stop
 from settings import CHECKOUT
-from targets import CARD_PATH, Target, server_command
+from targets import CARD_PATH, Target, compiled, server_command
 from wire import http_get_status
 
 SERVER_CORE = "0"
@@ -189,7 +188,7 @@ def main() -> None:
     targets = adapter_targets(arguments.adapter)
     for target in targets:
         assert target.checkout is not None
-        compileall.compile_dir(target.checkout / "n8n_a2a", quiet=1)
+        compiled(target.checkout)
     starts: dict[str, list[Start]] = {target.name: [] for target in targets}
     for _ in range(arguments.runs):
         for target in targets:  # interleaved: a busy moment falls on every target alike
