@@ -171,6 +171,7 @@ class _Acceptor:
                 await server.run()
             finally:
                 self._serving.discard(server)
+                server.forget_protocol()
         if connection.timed_out_reading:
             # The request's sender learns why; a client that sent nothing yet (idle
             # keep-alive) gets no bytes it could take for the answer to its next request.
@@ -231,6 +232,16 @@ class _HTTP11Server(TCPServer):
                 return
             self._idle_task_stopped = True  # (the one run() started, then no more)
         await super().protocol_send(event)
+
+    def forget_protocol(self) -> None:
+        """Once `run` has returned: drop the protocol, and with it the reference cycle
+        through it (the wrapper and its H11Protocol each hold `protocol_send`, bound to
+        this server). Left in place, the connection's 34 objects (hypercorn's server and
+        protocol, h11's state, our Connection, the socket) outlive it until the collector
+        finds them: after a burst of slow calls, in its full passes, which scan every
+        task kept besides."""
+        # (Never made when the connection failed before its first byte was read.)
+        vars(self).pop("_wrapper", None)
 
     def close_if_idle(self) -> None:
         if self.idle:
