@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from functools import partial
@@ -16,6 +17,10 @@ from .config.tracing import ENDPOINT_VARIABLES, tracing_requested
 from .observability import traces
 from .observability.logs import configure_logging
 from .server import CannotListen, serve
+
+#: Container objects made, net of those freed, between two young passes of the
+#: collector: Python's 700 (2,000 from 3.14) made for a server ten times as many.
+YOUNG_GENERATION = 10_000
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,6 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging(settings.log_level, settings.log_format)
     if tracing_requested():
         _start_tracing()
+    tune_collector()
     try:
         trio.run(partial(serve, settings))
     except CannotListen as error:
@@ -42,6 +48,20 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(3) from None
     finally:
         traces.stop()  # the spans still held go out
+
+
+def tune_collector() -> None:
+    """Make the collector's young generation YOUNG_GENERATION objects.
+
+    Each send under way holds some 230 of them (coroutines, cancel scopes, its
+    connections' state) until its webhook answers. At Python's 700, a burst of 1,000 slow
+    sends passes hundreds of them through the young passes into the old generation, and
+    three times a burst that has the collector's full pass scan everything the process
+    holds, every kept task among it (some 220,000 objects with 10,000 tasks kept): a
+    third of the burst's CPU. Now one in about four bursts does. What the young passes
+    look at per object made stays the same; what they could free waits a little longer
+    (the adapter makes little cyclic garbage: a connection, a call make none)."""
+    gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])
 
 
 def _start_tracing() -> None:

@@ -3,6 +3,7 @@ cannot start, or should think twice."""
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import n8n_a2a.__main__ as command
 from n8n_a2a import __version__
 from n8n_a2a.__main__ import main
 from n8n_a2a.config import VARIABLES
@@ -208,3 +210,17 @@ def test_the_package_imports_no_metadata_reader_for_its_version() -> None:
     code = "import sys, n8n_a2a; print('importlib.metadata' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "False\n"
+
+
+def test_the_collector_is_tuned_before_the_adapter_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in GOOD.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(command, "configure_logging", lambda *_: None)
+    served_with: list[tuple[int, ...]] = []
+    monkeypatch.setattr(command.trio, "run", lambda *_: served_with.append(gc.get_threshold()))
+    before = gc.get_threshold()
+    try:
+        main([])
+    finally:
+        gc.set_threshold(*before)
+    assert served_with == [(command.YOUNG_GENERATION, *before[1:])]

@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import cast
+from typing import Any, cast
 
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
@@ -51,8 +51,8 @@ from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
-from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import ASGIFramework, LifespanState
+from hypercorn.trio.worker_context import TrioSingleTask, WorkerContext
+from hypercorn.typing import AppWrapper, ASGIFramework, LifespanState, TaskGroup
 from hypercorn.utils import repr_socket_addr
 
 from ..config import Settings
@@ -171,6 +171,7 @@ class _Acceptor:
                 await server.run()
             finally:
                 self._serving.discard(server)
+                server.forget_protocol()
         if connection.timed_out_reading:
             # The request's sender learns why; a client that sent nothing yet (idle
             # keep-alive) gets no bytes it could take for the answer to its next request.
@@ -206,8 +207,9 @@ class _HTTP11Server(TCPServer):
     each time under a lock: a task spawned and one ended, two cancel scopes and two trips
     through trio's scheduler a request. The ConnectionTimer bounds idle time already; all
     that task did besides is close an idle connection at once on shutdown, which
-    `close_if_idle` does. Its first one (from the connection's start) is stopped as
-    before; once shutdown has begun, TCPServer times idle time itself again.
+    `close_if_idle` does: so its idle task starts none (the first one, `run`'s, from the
+    connection's start, neither) until shutdown has begun; then TCPServer times idle
+    time itself again.
 
     TCPServer makes its ProtocolWrapper inside `run`, before the first byte is read, and
     the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2), which makes
@@ -216,7 +218,17 @@ class _HTTP11Server(TCPServer):
 
     #: Between a response's end (or the connection's start) and the next request's head.
     idle = True
-    _idle_task_stopped = False
+
+    def __init__(
+        self,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        state: LifespanState,
+        stream: trio.SSLStream[trio.SocketStream],
+    ) -> None:
+        super().__init__(app, config, context, state, stream)
+        self.idle_task = _ShutdownIdleTask(context)
 
     async def protocol_send(self, event: Event) -> None:
         # Bytes the connection holds back (a response's head and body, to go out in one
@@ -225,12 +237,21 @@ class _HTTP11Server(TCPServer):
         # scheduler.
         if isinstance(event, RawData) and cast("Connection", self.stream).holds(event.data):
             return
-        if isinstance(event, Updated) and not self.context.terminated.is_set():
+        if isinstance(event, Updated):
             self.idle = event.idle
-            if self.idle or self._idle_task_stopped:
+            if not self.context.terminated.is_set():
                 return
-            self._idle_task_stopped = True  # (the one run() started, then no more)
         await super().protocol_send(event)
+
+    def forget_protocol(self) -> None:
+        """Once `run` has returned: drop the protocol, and with it the reference cycle
+        through it (the wrapper and its H11Protocol each hold `protocol_send`, bound to
+        this server). Left in place, the connection's 34 objects (hypercorn's server and
+        protocol, h11's state, our Connection, the socket) outlive it until the collector
+        finds them: after a burst of slow calls, in its full passes, which scan every
+        task kept besides."""
+        # (Never made when the connection failed before its first byte was read.)
+        vars(self).pop("_wrapper", None)
 
     def close_if_idle(self) -> None:
         if self.idle:
@@ -247,3 +268,17 @@ class _HTTP11Server(TCPServer):
         size = self.config.h11_max_incomplete_size
         wrapper.protocol.connection = HTTP11Connection(max_incomplete_event_size=size)
         self._wrapper = wrapper
+
+
+class _ShutdownIdleTask(TrioSingleTask):
+    """TCPServer's idle task, started only once shutdown has begun: before, the
+    connection's timer bounds its idle time, and `close_if_idle` closes it at shutdown.
+    `run` starts one as each connection begins, a task and a lock taken per connection."""
+
+    def __init__(self, context: WorkerContext) -> None:
+        super().__init__()
+        self._context = context
+
+    async def restart(self, task_group: TaskGroup, action: Callable[..., Any]) -> None:
+        if self._context.terminated.is_set():
+            await super().restart(task_group, action)

@@ -376,12 +376,36 @@ async def test_the_server_spawns_no_idle_task_per_request_and_closes_idle_at_shu
     server._task_group = cast("Any", None)  # (what run() sets)
     for idle in (False, True, False, True, False):  # three requests begin, two end
         await server.protocol_send(Updated(idle=idle))
-    assert idle_task.asked == ["stop"]  # run()'s own, at the first request
+    assert idle_task.asked == []
     server.close_if_idle()
     assert not connection.scope.cancel_called  # a request is under way
     await context.terminated.set()
     await server.protocol_send(Updated(idle=True))  # after shutdown: TCPServer's way
-    assert idle_task.asked == ["stop", "restart"]
-    server.idle = True
+    assert idle_task.asked == ["restart"]
     server.close_if_idle()
     assert connection.scope.cancel_called
+
+
+async def test_the_servers_idle_task_starts_none_until_shutdown() -> None:
+    from hypercorn.config import Config
+    from hypercorn.trio.task_group import TaskGroup
+    from hypercorn.trio.worker_context import WorkerContext
+
+    from n8n_a2a.http.hypercorn_seam import _HTTP11Server
+
+    _, connection = on_wire()
+    context = WorkerContext(None)
+    server = _HTTP11Server(cast("Any", None), Config(), context, {}, cast("Any", connection))
+    started: list[str] = []
+
+    async def idle_timeout() -> None:
+        started.append("idle")
+
+    async with TaskGroup() as task_group:
+        # What run() does as the connection begins: no task, no lock.
+        await server.idle_task.restart(task_group, idle_timeout)
+        await trio.testing.wait_all_tasks_blocked()
+        assert started == []
+        await context.terminated.set()
+        await server.idle_task.restart(task_group, idle_timeout)
+    assert started == ["idle"]

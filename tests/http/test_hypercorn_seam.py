@@ -34,8 +34,8 @@ IMPORTED = {
     "hypercorn.protocol.h11": {"H11Protocol"},
     "hypercorn.trio.lifespan": {"Lifespan"},
     "hypercorn.trio.tcp_server": {"TCPServer"},
-    "hypercorn.trio.worker_context": {"WorkerContext"},
-    "hypercorn.typing": {"ASGIFramework", "LifespanState"},
+    "hypercorn.trio.worker_context": {"TrioSingleTask", "WorkerContext"},
+    "hypercorn.typing": {"AppWrapper", "ASGIFramework", "LifespanState", "TaskGroup"},
     "hypercorn.utils": {"repr_socket_addr"},
 }
 
@@ -46,6 +46,8 @@ CALLED = {
     ("hypercorn.trio.tcp_server", "TCPServer.run"): ("", True),
     ("hypercorn.trio.tcp_server", "TCPServer.protocol_send"): ("event", True),
     ("hypercorn.trio.worker_context", "WorkerContext"): ("max_requests", False),
+    ("hypercorn.trio.worker_context", "TrioSingleTask"): ("", False),
+    ("hypercorn.trio.worker_context", "TrioSingleTask.restart"): ("task_group, action", True),
     ("hypercorn.trio.lifespan", "Lifespan"): ("app, config, state", False),
     ("hypercorn.trio.lifespan", "Lifespan.handle_lifespan"): ("*, task_status", True),
     ("hypercorn.trio.lifespan", "Lifespan.wait_for_startup"): ("", True),

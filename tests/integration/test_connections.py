@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from functools import partial
 from urllib.parse import urlsplit
@@ -124,6 +125,51 @@ async def test_connection_close_from_the_client_closes_the_connection(
     assert reply.status == 200
     assert reply.headers["connection"] == "close"
     await client.closed_by_server()
+
+
+def served_garbage() -> list[str]:
+    """The types of the objects served connections left in reference cycles, unfreed
+    until the collector's next pass over them (saved, not freed, since the last call)."""
+    gc.collect()
+    left = [type(thing) for thing in gc.garbage]
+    gc.garbage.clear()
+    modules = ("hypercorn", "h11", "n8n_a2a.http")
+    return sorted(
+        {
+            f"{kind.__module__}.{kind.__qualname__}"
+            for kind in left
+            if kind.__module__.startswith(modules)
+        }
+    )
+
+
+async def test_a_finished_connection_is_freed_at_once_not_left_to_the_collector(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Every object of a connection (hypercorn's server and protocol, h11's state, the
+    # socket) must go when it ends: those the collector finds survive its young passes
+    # while a call is under way, and a burst of slow calls has its full passes scan
+    # them, every task kept, and all the rest.
+    adapter = await start(stub, start_adapter)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        served_garbage()
+        client = await Client.open(adapter)  # the server closes it
+        body = json.dumps(send_v1("hello")).encode()
+        await client.send(post("/", body, "A2A-Version: 1.0", "Connection: close"))
+        assert (await client.reply()).status == 200
+        await client.closed_by_server()
+        await client.aclose()
+        client = await Client.open(adapter)  # the client closes it
+        await client.send(post("/", body, "A2A-Version: 1.0"))
+        assert (await client.reply()).status == 200
+        await client.aclose()
+        await trio.sleep(SHORT / 5)  # the server's end of each connection
+        assert served_garbage() == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 async def test_a_413_before_the_body_closes_the_connection_and_says_so(
