@@ -124,10 +124,6 @@ class Reply:
         """The header `name` (lower-case) as ReplyHead.header reads it."""
         return self.head.header(name)
 
-    @property
-    def ended(self) -> bool:
-        return self._reader.ended
-
     async def __aiter__(self) -> AsyncIterator[bytes]:
         reader, first = self._reader, self._first
         self._first = b""
