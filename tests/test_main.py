@@ -13,6 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import trio
 
 import n8n_a2a.__main__ as command
 from n8n_a2a import __version__
@@ -217,7 +218,7 @@ def test_the_collector_is_tuned_before_the_adapter_serves(monkeypatch: pytest.Mo
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(command, "configure_logging", lambda *_: None)
     served_with: list[tuple[int, ...]] = []
-    monkeypatch.setattr(command.trio, "run", lambda *_: served_with.append(gc.get_threshold()))
+    monkeypatch.setattr(trio, "run", lambda *_: served_with.append(gc.get_threshold()))
     before = gc.get_threshold()
     try:
         main([])
