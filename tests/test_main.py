@@ -225,3 +225,30 @@ def test_the_collector_is_tuned_before_the_adapter_serves(monkeypatch: pytest.Mo
     finally:
         gc.set_threshold(*before)
     assert served_with == [(command.YOUNG_GENERATION, *before[1:])]
+
+
+def test_what_the_start_made_is_frozen_once_the_command_listens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """serve() gets a task status whose started() moves every object the collector tracks
+    into its permanent generation: no full pass after scans what the start made."""
+    for name, value in GOOD.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(command, "configure_logging", lambda *_: None)
+    statuses: list[object] = []
+    monkeypatch.setattr(
+        trio, "run", lambda serving: statuses.append(serving.keywords["task_status"])
+    )
+    before = gc.get_threshold()
+    try:
+        main([])
+    finally:
+        gc.set_threshold(*before)
+    [status] = statuses
+    assert isinstance(status, command.FreezeWhenListening)
+    assert gc.get_freeze_count() == 0
+    try:
+        status.started(["http://127.0.0.1:8000/"])
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ..protocol.push import AllowList
-from ..webhook.errors import ConnectError, WebhookTransportError
+from ..webhook.errors import ConnectError, RemoteProtocolError, WebhookTransportError
 from ..webhook.network import open_stream
 from .attempts import Answer, Attempt
 from .client import Connect, post, request_head
@@ -148,6 +148,8 @@ def _judge(status: int) -> Attempt:
 
 
 def _describe(error: BaseException) -> str:
+    if isinstance(error, RemoteProtocolError):
+        return error.reason  # not the reply's bytes: they may echo the token sent
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, ssl.SSLError):  # the handshake's failure, under its ConnectError

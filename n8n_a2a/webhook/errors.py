@@ -30,7 +30,16 @@ class ProtocolError(WebhookTransportError):
 
 
 class RemoteProtocolError(ProtocolError):
-    """The reply is not HTTP/1.1 as RFC 9112 frames it (or it ends before its end)."""
+    """The reply is not HTTP/1.1 as RFC 9112 frames it (or it ends before its end).
+
+    `quoted`, the first bytes of the line that broke it, follows the reason in the
+    message: a clue to what the operator's own webhook sent. `reason` alone is what a push
+    attempt records (push/sender.py): a receiver's reply is the receiver's, and may echo
+    the notification token it was sent."""
+
+    def __init__(self, reason: str, quoted: bytes = b"") -> None:
+        super().__init__(f"{reason}: {quoted!r}" if quoted else reason)
+        self.reason = reason
 
 
 class LocalProtocolError(ProtocolError):

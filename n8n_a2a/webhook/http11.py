@@ -251,7 +251,7 @@ class ReplyReader:
         if self._chunked is _Chunked.SIZE:
             size = line.split(b";", 1)[0].strip(b" \t")
             if _CHUNK_SIZE.fullmatch(size) is None:
-                raise RemoteProtocolError(f"a chunk's size line is no size: {line[:40]!r}")
+                raise RemoteProtocolError("a chunk's size line is no size", line[:40])
             self._left = int(size, 16)
             self._chunked = _Chunked.DATA if self._left else _Chunked.TRAILERS
         elif self._chunked is _Chunked.DATA_END:
@@ -281,7 +281,7 @@ def _parse_head(head: bytes) -> tuple[int, bool, tuple[tuple[bytes, bytes], ...]
     lines = [line[:-1] if line.endswith(b"\r") else line for line in head.split(b"\n")]
     status_line = _STATUS_LINE.fullmatch(lines[0])
     if status_line is None:
-        raise RemoteProtocolError(f"the reply's status line is no HTTP/1.1: {lines[0][:40]!r}")
+        raise RemoteProtocolError("the reply's status line is no HTTP/1.1", lines[0][:40])
     fields: list[tuple[bytes, bytes]] = []
     for line in lines[1:]:
         if line[:1] in (b" ", b"\t") and fields:
@@ -291,7 +291,7 @@ def _parse_head(head: bytes) -> tuple[int, bool, tuple[tuple[bytes, bytes], ...]
             fields.pop()
         field = _FIELD_LINE.fullmatch(line)
         if field is None:
-            raise RemoteProtocolError(f"the reply's header line is no field: {line[:40]!r}")
+            raise RemoteProtocolError("the reply's header line is no field", line[:40])
         fields.append((field[1].lower(), field[2].strip(b" \t")))
     found = ReplyHead(0, tuple(fields))
     keep_alive = status_line[1] == b"1" and b"close" not in (

@@ -7,6 +7,7 @@ import ipaddress
 import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -379,3 +380,30 @@ async def test_the_wait_for_a_turn_is_not_part_of_the_attempts_deadline(
         second = await sender.post("https://r1.example/hook", b"{}", {})
     assert started == [0.0, 10.0]  # its turn came when the first one's attempt ended
     assert second.answer is Answer.DELIVERED
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (b"ECHO token-1234 HTTP/1.1 200\r\n\r\n", "the reply's status line is no HTTP/1.1"),
+        (b"HTTP/1.1 200 OK\r\nX-Echo token-1234\r\n\r\n", "the reply's header line is no field"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\ntoken-1234\r\n",
+            "a chunk's size line is no size",
+        ),
+    ],
+)
+async def test_a_broken_reply_is_a_retry_whose_detail_quotes_none_of_it(
+    nursery: trio.Nursery, reply: bytes, reason: str
+) -> None:
+    """The receiver's reply may echo what it was sent (the notification token): the
+    attempt, which is logged, says what was wrong with it, not what it held."""
+
+    async def answer(stream: trio.SocketStream) -> None:
+        await stream.receive_some()
+        await stream.send_all(reply)
+
+    [listener] = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
+    port = listener.socket.getsockname()[1]
+    attempt = await post(f"http://127.0.0.1:{port}/hook")
+    assert (attempt.answer, attempt.detail) == (Answer.RETRY, reason)
