@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -213,17 +214,24 @@ def test_the_package_imports_no_metadata_reader_for_its_version() -> None:
     assert done.stdout == "False\n"
 
 
-def test_the_collector_is_tuned_before_the_adapter_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+def run_main_serving_with(monkeypatch: pytest.MonkeyPatch, run: Callable[..., object]) -> None:
+    """main() with a good environment, `run` in trio.run's place; the collector's
+    thresholds, which main() sets for the whole process, set back after."""
     for name, value in GOOD.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(command, "configure_logging", lambda *_: None)
-    served_with: list[tuple[int, ...]] = []
-    monkeypatch.setattr(trio, "run", lambda *_: served_with.append(gc.get_threshold()))
+    monkeypatch.setattr(trio, "run", run)
     before = gc.get_threshold()
     try:
         main([])
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_collector_is_tuned_before_the_adapter_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = gc.get_threshold()
+    served_with: list[tuple[int, ...]] = []
+    run_main_serving_with(monkeypatch, lambda *_: served_with.append(gc.get_threshold()))
     assert served_with == [(command.YOUNG_GENERATION, *before[1:])]
 
 
@@ -232,18 +240,10 @@ def test_what_the_start_made_is_frozen_once_the_command_listens(
 ) -> None:
     """serve() gets a task status whose started() moves every object the collector tracks
     into its permanent generation: no full pass after scans what the start made."""
-    for name, value in GOOD.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(command, "configure_logging", lambda *_: None)
     statuses: list[object] = []
-    monkeypatch.setattr(
-        trio, "run", lambda serving: statuses.append(serving.keywords["task_status"])
+    run_main_serving_with(
+        monkeypatch, lambda serving: statuses.append(serving.keywords["task_status"])
     )
-    before = gc.get_threshold()
-    try:
-        main([])
-    finally:
-        gc.set_threshold(*before)
     [status] = statuses
     assert isinstance(status, command.FreezeWhenListening)
     assert gc.get_freeze_count() == 0
