@@ -22,6 +22,8 @@ class Result:
     """What the run came to: how many answered as expected, and when."""
 
     sent: int
+    #: When the clock started, by time.monotonic() (the stub webhook's clock too).
+    began_at: float = 0.0
     done: int = 0
     failed: int = 0
     connect_s: float = 0.0
@@ -39,6 +41,7 @@ class Result:
             "failed": self.failed,
             "timed_out": self.sent - self.done - self.failed,
             "connect_s": round(self.connect_s, 3),
+            "began_at": self.began_at,
             "all_done_s": round(max(self.done_s), 3) if self.done == self.sent else None,
             "last_done_s": round(max(self.done_s), 3) if self.done_s else None,
             "p50_s": round(statistics.median(self.done_s), 3) if self.done_s else None,
@@ -90,6 +93,7 @@ async def run(
     connecting = [asyncio.ensure_future(asyncio.open_connection(host, port)) for _ in range(count)]
     await asyncio.wait(connecting, timeout=bound_s)
     start = time.perf_counter()
+    result.began_at = time.monotonic()
     result.connect_s = start - began
     exchanges = []
     for attempt in connecting:

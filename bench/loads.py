@@ -98,6 +98,7 @@ class InflightSummary(TypedDict):
 
     done: int
     connect_s: float
+    began_at: float
     all_done_s: float | None
 
 

@@ -19,7 +19,7 @@ from procs import cpu_seconds_of, rss_kib, settle
 from settings import SLOW_MARKER, Settings
 from streamed import streamed_reply, streamed_reply_direct
 from targets import Target, check_answer, serves_rest, serving, streams
-from wire import A2A_HEADERS, REST_SEND_PATH, http_post, post_request, rpc_body
+from wire import A2A_HEADERS, REST_SEND_PATH, http_get, http_post, post_request, rpc_body
 
 
 def measure(
@@ -39,7 +39,7 @@ def measure(
             stub_port, "/webhook/bench", files["webhook"], files["webhook-slow"], False, '"answer"'
         )
         check_answer(load, files["webhook"].read_bytes())
-        direct = _measure_load(load, settings, None, say)
+        direct = _measure_load(load, settings, stub_port, None, say)
         direct.update(
             streamed_reply_direct(
                 stub_port, load.path, settings.streamed_replies, settings.client_core
@@ -64,7 +64,7 @@ def measure(
         served = rest if serves_rest(rest, say) else None
         time.sleep(1.0)  # let start-up garbage settle before reading idle memory
         sample: Sample = {"ready_ms": ready_ms, "idle_mib": rss_kib(process.pid) / 1024}
-        sample.update(_measure_load(load, settings, process.pid, say, served))
+        sample.update(_measure_load(load, settings, stub_port, process.pid, say, served))
         # The peak of the blocking sends alone: the streams come after, as a workload of
         # their own.
         sample["peak_mib"] = rss_kib(process.pid, "VmHWM") / 1024
@@ -171,6 +171,7 @@ def _timed(
 def _measure_load(
     load: Load,
     settings: Settings,
+    stub_port: int,
     pid: int | None,
     say: Callable[[str], None],
     rest: Load | None = None,
@@ -200,7 +201,7 @@ def _measure_load(
         sample["c1_cpu_ms"] = _ms_each(c1_cpu, c1["requests"])
         sample["cn_cpu_ms"] = _ms_each(cn_cpu, cn["requests"])
         sample.update(_task_growth(load, settings, pid, rate(cn)))
-    sample.update(_slow_sends(load, settings, pid, say))
+    sample.update(_slow_sends(load, settings, stub_port, pid, say))
     return sample
 
 
@@ -227,9 +228,10 @@ def _task_growth(load: Load, settings: Settings, pid: int, cn_rps: float) -> Sam
 
 
 def _slow_sends(
-    load: Load, settings: Settings, pid: int | None, say: Callable[[str], None]
+    load: Load, settings: Settings, stub_port: int, pid: int | None, say: Callable[[str], None]
 ) -> Sample:
-    """`settings.inflight` sends at once against the slow webhook: how many came back, when."""
+    """`settings.inflight` sends at once against the slow webhook: how many came back, when,
+    and when the last of them reached the webhook (the stub webhook says when)."""
     sample: Sample = {}
     used = _cpu(pid)
     slow = inflight(load, settings)
@@ -241,6 +243,11 @@ def _slow_sends(
     # Not all done within the bound: count it as the bound, so the median stays honest.
     sample["inflight_s"] = settings.inflight_timeout_s if all_done is None else all_done
     sample["inflight_connect_s"] = slow["connect_s"]
+    # A burst is done no sooner than its last call's webhook delay after that call went
+    # out: what came before it (accepting, reading, the call sent) sets the floor.
+    slow_last = json.loads(http_get(stub_port, "/"))["slow_last"]
+    if all_done is not None and slow_last >= slow["began_at"]:
+        sample["inflight_out_s"] = slow_last - slow["began_at"]
     return sample
 
 

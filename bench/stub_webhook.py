@@ -11,7 +11,9 @@ STREAM_ITEMS `item` lines STREAM_SPACING seconds apart, then `end`. Each item's 
 long each took to reach it. A body containing FILE_MARKER is answered with the files it
 carries (the contract's `files`) as the reply's files: a file's round trip. A GET, any
 path, is answered with how many POSTs the process has answered (`{"posts": N}`): run as a
-push receiver, the stub tells the bench what was delivered. It must cost far less than any
+push receiver, the stub tells the bench what was delivered; it also says when the last
+slow POST reached it (`time.monotonic()`, the clock every process here shares), which
+tells how long a burst of slow sends took to go out. It must cost far less than any
 target: it shares a core with the load client.
 """
 
@@ -46,6 +48,8 @@ class _Webhook(asyncio.Protocol):
 
     #: POSTs answered (or being answered) by this process, over every connection.
     posts = 0
+    #: When the last POST containing SLOW_MARKER arrived whole (time.monotonic()).
+    slow_last = 0.0
 
     def __init__(self, delay: float, slow: float) -> None:
         self._delay = delay
@@ -87,8 +91,11 @@ class _Webhook(asyncio.Protocol):
             self._stream()
         elif FILE_MARKER in body:
             self._write_now(_files_back(body))
+        elif SLOW_MARKER in body:
+            _Webhook.slow_last = time.monotonic()
+            self._answer(self._slow)
         else:
-            self._answer(self._slow if SLOW_MARKER in body else self._delay)
+            self._answer(self._delay)
 
     def _write_now(self, response: bytes) -> None:
         if self._transport is not None:
@@ -151,7 +158,7 @@ def _files_back(body: bytes) -> bytes:
 
 
 def _posts_answer() -> bytes:
-    answer = b'{"posts":%d}' % _Webhook.posts
+    answer = b'{"posts":%d,"slow_last":%.6f}' % (_Webhook.posts, _Webhook.slow_last)
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
     return head % len(answer) + answer
 

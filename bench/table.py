@@ -29,6 +29,7 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("inflight_done", "slow done", "{:.0f}"),
     ("event_p50_ms", "xrep p50 ms", "{:.1f}"),
     ("event_p99_ms", "xrep p99 ms", "{:.1f}"),
+    ("inflight_out_s", "slow out s", "{:.2f}"),
     ("inflight_s", "slow all s", "{:.2f}"),
     ("slow_cpu_ms", "cpu/req slow ms", "{:.2f}"),
     ("stream_rps", "stream rps c=N", "{:.0f}"),

@@ -54,13 +54,15 @@ def post_request(path: str, body: bytes, headers: dict[str, str]) -> bytes:
     return head.encode() + body
 
 
+def _get_request(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+
+
 def http_get_status(port: int, path: str, timeout: float = 0.5) -> int | None:
     """The status of one GET on 127.0.0.1, or None when nothing answers yet."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
-            connection.sendall(
-                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
-            )
+            connection.sendall(_get_request(path))
             head = connection.recv(64)
     except OSError:
         return None
@@ -75,22 +77,35 @@ def http_post(
     Content-Length or to its last chunk (an SSE stream)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
         connection.sendall(post_request(path, body, {"Connection": "close", **headers}))
-        received = b""
-        while b"\r\n\r\n" not in received and (chunk := connection.recv(65536)):
-            received += chunk
-        reply_head, _, reply = received.partition(b"\r\n\r\n")
-        fields = {}
-        for line in reply_head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            fields[name.strip().lower()] = value.strip()
-        # The stub keeps the connection open whatever the request says: read just the body.
-        if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
-            while not _chunks_ended(reply) and (chunk := connection.recv(65536)):
-                reply += chunk
-            return fields, dechunked(reply)
-        length = int(fields.get(b"content-length", b"0"))
-        while len(reply) < length and (chunk := connection.recv(65536)):
+        return _read_reply(connection)
+
+
+def http_get(port: int, path: str) -> bytes:
+    """The body of one GET on 127.0.0.1."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(_get_request(path))
+        return _read_reply(connection)[1]
+
+
+def _read_reply(connection: socket.socket) -> tuple[dict[bytes, bytes], bytes]:
+    """A reply's headers (names lower-case) and whole body, by its Content-Length or to its
+    last chunk."""
+    received = b""
+    while b"\r\n\r\n" not in received and (chunk := connection.recv(65536)):
+        received += chunk
+    reply_head, _, reply = received.partition(b"\r\n\r\n")
+    fields = {}
+    for line in reply_head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        fields[name.strip().lower()] = value.strip()
+    # The stub keeps the connection open whatever the request says: read just the body.
+    if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
+        while not _chunks_ended(reply) and (chunk := connection.recv(65536)):
             reply += chunk
+        return fields, dechunked(reply)
+    length = int(fields.get(b"content-length", b"0"))
+    while len(reply) < length and (chunk := connection.recv(65536)):
+        reply += chunk
     return fields, reply
 
 
