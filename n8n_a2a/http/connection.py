@@ -141,9 +141,11 @@ class Connection(trio.abc.HalfCloseableStream):
         if data:
             self.timer.receiving(trio.current_time())
             self.retime()
-        else:
+        elif self.timer.phase is not Phase.IDLE:
             # hypercorn stops serving a connection whose peer closed its side, even with
             # a request under way; all it has left to do is wait for its idle timer.
+            # (Between requests its read loop ends the connection itself: cancelling it
+            # there only has every await left in its close raise Cancelled.)
             self._end()
         return data
 

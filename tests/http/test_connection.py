@@ -121,14 +121,28 @@ async def test_a_requests_first_byte_starts_the_read_timeout(
     assert not connection.abandoned
 
 
-async def test_a_client_that_closes_abandons_the_connection(
+async def test_a_client_that_closes_under_a_request_abandons_the_connection(
     pair: tuple[trio.SocketStream, trio.SocketStream],
 ) -> None:
     server, client = pair
     connection = connect(server)
+    await client.send_all(b"POST / HTTP/1.1\r\n")
     await client.send_eof()
+    assert await connection.receive_some() == b"POST / HTTP/1.1\r\n"
     assert await connection.receive_some() == b""
     assert connection.abandoned and connection.scope.cancel_called
+
+
+async def test_a_client_that_closes_between_requests_leaves_the_end_to_hypercorn(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    # Its read loop stops on the end of the stream and closes the connection; a cancel
+    # would only make each await of that close raise Cancelled.
+    server, client = pair
+    connection = connect(server)
+    await client.send_eof()
+    assert await connection.receive_some() == b""
+    assert not connection.abandoned and not connection.scope.cancel_called
 
 
 async def test_a_client_that_stops_taking_a_response_is_cut_after_the_send_timeout(
