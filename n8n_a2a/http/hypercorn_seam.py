@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Any, cast
 
 import trio
@@ -98,11 +97,10 @@ async def serve_http(
             ]
             try:
                 async with trio.open_nursery() as accepting:
-                    accepting.start_soon(
-                        partial(trio.serve_listeners, handler_nursery=connections),
-                        accept,
-                        [PatientListener(listener) for listener in listeners],
-                    )
+                    for listener in listeners:
+                        accepting.start_soon(
+                            _accept_each, PatientListener(listener), connections, accept
+                        )
                     task_status.started(binds)
                     await shutdown_trigger()
                     accepting.cancel_scope.cancel()
@@ -115,8 +113,20 @@ async def serve_http(
         lifespan_nursery.cancel_scope.cancel()
 
 
+async def _accept_each(
+    listener: PatientListener,
+    connections: trio.Nursery,
+    serve: Callable[[trio.SocketStream], Awaitable[None]],
+) -> None:
+    """trio.serve_listeners for one listener, without its handler's last close (a cancel
+    scope cancelled to close a stream hypercorn has closed already): `serve` closes each."""
+    async with listener:
+        while True:
+            connections.start_soon(serve, await listener.accept())
+
+
 class _Acceptor:
-    """Serves each accepted connection, or refuses it past the limit."""
+    """Serves each accepted connection, or refuses it past the limit; closes it after."""
 
     def __init__(
         self,
@@ -144,9 +154,17 @@ class _Acceptor:
         self._too_slow = read_timeout_response(self._read_timeout)
 
     async def __call__(self, stream: trio.SocketStream) -> None:
-        if self._open >= self._max_connections:
-            await self._refuse(stream)
-            return
+        try:
+            if self._open >= self._max_connections:
+                await self._refuse(stream)
+            else:
+                await self._serve_counted(stream)
+        finally:
+            # Closed already but where the connection failed before hypercorn had it, or
+            # it was refused. (Closing a socket takes no await: nothing to cancel.)
+            stream.socket.close()
+
+    async def _serve_counted(self, stream: trio.SocketStream) -> None:
         self._open += 1
         try:
             await self._serve(stream)
