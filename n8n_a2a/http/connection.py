@@ -13,6 +13,7 @@ hypercorn (a 503 past the connection limit, a 408 past the read timeout) are her
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -203,15 +204,33 @@ class Connection(trio.abc.HalfCloseableStream):
     async def wait_send_all_might_not_block(self) -> None:
         await self.transport.wait_send_all_might_not_block()
 
+    # hypercorn ends every connection with send_eof, then aclose. trio's own two each
+    # pass through its scheduler first (a cancel scope and a trip a call: a checkpoint),
+    # for nothing: neither call waits on anything once what was held has gone out.
+
     async def send_eof(self) -> None:
+        # A connection cut (its scope cancelled: a timer ran out, the client went) keeps
+        # its socket open past hypercorn's close, for the last words the seam may have
+        # for it (a 408); the seam closes it after.
+        await trio.lowlevel.checkpoint_if_cancelled()
         await self.release()
-        await self.transport.send_eof()
+        socket = self.transport.socket
+        if socket.did_shutdown_SHUT_WR:
+            return
+        try:
+            socket.shutdown(trio.socket.SHUT_WR)
+        except OSError as error:
+            # As trio.SocketStream says it.
+            gone = (
+                trio.ClosedResourceError if error.errno == errno.EBADF else trio.BrokenResourceError
+            )
+            raise gone(str(error)) from error
 
     async def aclose(self) -> None:
         try:
             await self.release()
         finally:
-            await self.transport.aclose()
+            self.transport.socket.close()
 
 
 def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:

@@ -252,18 +252,29 @@ async def test_an_answer_before_the_body_says_the_connection_closes(
 
 
 class Wire:
-    """A transport that keeps each send it is asked for."""
+    """A transport that keeps each send it is asked for; its socket, each end."""
 
     def __init__(self) -> None:
         self.sends: list[bytes] = []
+        self.socket = WireSocket(self.sends)
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         self.sends.append(bytes(data))
 
-    async def send_eof(self) -> None:
+
+class WireSocket:
+    """The ends of a Wire, as the connection makes them: on its socket."""
+
+    def __init__(self, sends: list[bytes]) -> None:
+        self.sends = sends
+        self.did_shutdown_SHUT_WR = False
+
+    def shutdown(self, how: int) -> None:
+        assert how == trio.socket.SHUT_WR
+        self.did_shutdown_SHUT_WR = True
         self.sends.append(b"<eof>")
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         self.sends.append(b"<close>")
 
 
@@ -423,3 +434,27 @@ async def test_the_servers_idle_task_starts_none_until_shutdown() -> None:
         await context.terminated.set()
         await server.idle_task.restart(task_group, idle_timeout)
     assert started == ["idle"]
+
+
+async def test_the_end_of_the_response_reaches_the_client_once_however_often_it_is_sent(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    connection = connect(server)
+    await connection.send_all(b"last")
+    await connection.send_eof()
+    await connection.send_eof()  # hypercorn's close may come twice
+    assert await client.receive_some() == b"last"
+    assert await client.receive_some() == b""
+    await connection.aclose()
+    assert server.socket.fileno() == -1
+
+
+async def test_the_end_sent_on_a_closed_connection_says_it_is_closed(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, _ = pair
+    connection = connect(server)
+    await connection.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        await connection.send_eof()
