@@ -174,9 +174,12 @@ class Connection(trio.abc.HalfCloseableStream):
 
     def holds(self, data: bytes | bytearray | memoryview) -> bool:
         """Whether `data` was held, to go with the next bytes sent: while holding, up to
-        one piece. An empty send (the end of a body of known length) sends what is held."""
+        one piece. An empty send (h11's end of a body of known length) is held too, as
+        nothing: what is held goes at `release`, which the exchange calls next, or as the
+        connection closes. (Passed on, hypercorn's send takes its send lock, a trip
+        through trio's scheduler, and a shielded cancel scope, for no bytes.)"""
         held = self._held
-        if held is None or not data or len(held) + len(data) > _SEND_PIECE:
+        if held is None or len(held) + len(data) > _SEND_PIECE:
             return False
         held += data
         return True

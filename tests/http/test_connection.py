@@ -367,8 +367,10 @@ async def test_the_server_holds_a_response_without_its_send_lock_and_sends_it_at
     async with server.send_lock:  # held elsewhere: a held piece does not wait for it
         await server.protocol_send(RawData(b"HEAD"))
         await server.protocol_send(RawData(b"body"))
+    async with server.send_lock:  # the end of the body: nothing, held as well
+        await server.protocol_send(RawData(b""))
     assert wire.sends == []
-    await server.protocol_send(RawData(b""))  # the end of the body
+    await connection.release()  # the exchange's, after the body's last event
     assert wire.sends == [b"HEADbody"]
     await server.protocol_send(RawData(b"next"))  # no longer holding
     assert wire.sends == [b"HEADbody", b"next"]
