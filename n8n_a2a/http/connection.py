@@ -13,6 +13,7 @@ hypercorn (a 503 past the connection limit, a 408 past the read timeout) are her
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -141,9 +142,11 @@ class Connection(trio.abc.HalfCloseableStream):
         if data:
             self.timer.receiving(trio.current_time())
             self.retime()
-        else:
+        elif self.timer.phase is not Phase.IDLE:
             # hypercorn stops serving a connection whose peer closed its side, even with
             # a request under way; all it has left to do is wait for its idle timer.
+            # (Between requests its read loop ends the connection itself: cancelling it
+            # there only has every await left in its close raise Cancelled.)
             self._end()
         return data
 
@@ -171,9 +174,12 @@ class Connection(trio.abc.HalfCloseableStream):
 
     def holds(self, data: bytes | bytearray | memoryview) -> bool:
         """Whether `data` was held, to go with the next bytes sent: while holding, up to
-        one piece. An empty send (the end of a body of known length) sends what is held."""
+        one piece. An empty send (h11's end of a body of known length) is held too, as
+        nothing: what is held goes at `release`, which the exchange calls next, or as the
+        connection closes. (Passed on, hypercorn's send takes its send lock, a trip
+        through trio's scheduler, and a shielded cancel scope, for no bytes.)"""
         held = self._held
-        if held is None or not data or len(held) + len(data) > _SEND_PIECE:
+        if held is None or len(held) + len(data) > _SEND_PIECE:
             return False
         held += data
         return True
@@ -201,15 +207,33 @@ class Connection(trio.abc.HalfCloseableStream):
     async def wait_send_all_might_not_block(self) -> None:
         await self.transport.wait_send_all_might_not_block()
 
+    # hypercorn ends every connection with send_eof, then aclose. trio's own two each
+    # pass through its scheduler first (a cancel scope and a trip a call: a checkpoint),
+    # for nothing: neither call waits on anything once what was held has gone out.
+
     async def send_eof(self) -> None:
+        # A connection cut (its scope cancelled: a timer ran out, the client went) keeps
+        # its socket open past hypercorn's close, for the last words the seam may have
+        # for it (a 408); the seam closes it after.
+        await trio.lowlevel.checkpoint_if_cancelled()
         await self.release()
-        await self.transport.send_eof()
+        socket = self.transport.socket
+        if socket.did_shutdown_SHUT_WR:
+            return
+        try:
+            socket.shutdown(trio.socket.SHUT_WR)
+        except OSError as error:
+            # As trio.SocketStream says it.
+            gone = (
+                trio.ClosedResourceError if error.errno == errno.EBADF else trio.BrokenResourceError
+            )
+            raise gone(str(error)) from error
 
     async def aclose(self) -> None:
         try:
             await self.release()
         finally:
-            await self.transport.aclose()
+            self.transport.socket.close()
 
 
 def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:

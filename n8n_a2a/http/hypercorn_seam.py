@@ -40,13 +40,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Any, cast
 
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
-from hypercorn.events import Event, RawData, Updated
+from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
@@ -65,6 +64,9 @@ from .timer import ConnectionTimer
 logger = logging.getLogger(__name__)
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
+
+#: The most read from a client's socket at once (hypercorn's own figure, MAX_RECV).
+_READ_BYTES = 2**16
 
 
 async def serve_http(
@@ -98,11 +100,10 @@ async def serve_http(
             ]
             try:
                 async with trio.open_nursery() as accepting:
-                    accepting.start_soon(
-                        partial(trio.serve_listeners, handler_nursery=connections),
-                        accept,
-                        [PatientListener(listener) for listener in listeners],
-                    )
+                    for listener in listeners:
+                        accepting.start_soon(
+                            _accept_each, PatientListener(listener), connections, accept
+                        )
                     task_status.started(binds)
                     await shutdown_trigger()
                     accepting.cancel_scope.cancel()
@@ -115,8 +116,20 @@ async def serve_http(
         lifespan_nursery.cancel_scope.cancel()
 
 
+async def _accept_each(
+    listener: PatientListener,
+    connections: trio.Nursery,
+    serve: Callable[[trio.SocketStream], Awaitable[None]],
+) -> None:
+    """trio.serve_listeners for one listener, without its handler's last close (a cancel
+    scope cancelled to close a stream hypercorn has closed already): `serve` closes each."""
+    async with listener:
+        while True:
+            connections.start_soon(serve, await listener.accept())
+
+
 class _Acceptor:
-    """Serves each accepted connection, or refuses it past the limit."""
+    """Serves each accepted connection, or refuses it past the limit; closes it after."""
 
     def __init__(
         self,
@@ -144,9 +157,17 @@ class _Acceptor:
         self._too_slow = read_timeout_response(self._read_timeout)
 
     async def __call__(self, stream: trio.SocketStream) -> None:
-        if self._open >= self._max_connections:
-            await self._refuse(stream)
-            return
+        try:
+            if self._open >= self._max_connections:
+                await self._refuse(stream)
+            else:
+                await self._serve_counted(stream)
+        finally:
+            # Closed already but where the connection failed before hypercorn had it, or
+            # it was refused. (Closing a socket takes no await: nothing to cancel.)
+            stream.socket.close()
+
+    async def _serve_counted(self, stream: trio.SocketStream) -> None:
         self._open += 1
         try:
             await self._serve(stream)
@@ -252,6 +273,21 @@ class _HTTP11Server(TCPServer):
         task kept besides."""
         # (Never made when the connection failed before its first byte was read.)
         vars(self).pop("_wrapper", None)
+
+    async def _read_data(self) -> None:
+        # TCPServer's read loop, less the fail_after(config.read_timeout) it puts around
+        # each read: that timeout stays off here (server.py; the connection's own scope
+        # bounds its reads, timer.py), and trio's fail_after costs a cancel scope a read
+        # all the same. tests/http/test_hypercorn_seam.py holds this to hypercorn's loop.
+        while True:
+            try:
+                data = await self.stream.receive_some(_READ_BYTES)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                break
+            await self.protocol.handle(RawData(bytes(data)))
+            if not data:
+                break
+        await self.protocol.handle(Closed())
 
     def close_if_idle(self) -> None:
         if self.idle:

@@ -121,14 +121,28 @@ async def test_a_requests_first_byte_starts_the_read_timeout(
     assert not connection.abandoned
 
 
-async def test_a_client_that_closes_abandons_the_connection(
+async def test_a_client_that_closes_under_a_request_abandons_the_connection(
     pair: tuple[trio.SocketStream, trio.SocketStream],
 ) -> None:
     server, client = pair
     connection = connect(server)
+    await client.send_all(b"POST / HTTP/1.1\r\n")
     await client.send_eof()
+    assert await connection.receive_some() == b"POST / HTTP/1.1\r\n"
     assert await connection.receive_some() == b""
     assert connection.abandoned and connection.scope.cancel_called
+
+
+async def test_a_client_that_closes_between_requests_leaves_the_end_to_hypercorn(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    # Its read loop stops on the end of the stream and closes the connection; a cancel
+    # would only make each await of that close raise Cancelled.
+    server, client = pair
+    connection = connect(server)
+    await client.send_eof()
+    assert await connection.receive_some() == b""
+    assert not connection.abandoned and not connection.scope.cancel_called
 
 
 async def test_a_client_that_stops_taking_a_response_is_cut_after_the_send_timeout(
@@ -238,18 +252,29 @@ async def test_an_answer_before_the_body_says_the_connection_closes(
 
 
 class Wire:
-    """A transport that keeps each send it is asked for."""
+    """A transport that keeps each send it is asked for; its socket, each end."""
 
     def __init__(self) -> None:
         self.sends: list[bytes] = []
+        self.socket = WireSocket(self.sends)
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         self.sends.append(bytes(data))
 
-    async def send_eof(self) -> None:
+
+class WireSocket:
+    """The ends of a Wire, as the connection makes them: on its socket."""
+
+    def __init__(self, sends: list[bytes]) -> None:
+        self.sends = sends
+        self.did_shutdown_SHUT_WR = False
+
+    def shutdown(self, how: int) -> None:
+        assert how == trio.socket.SHUT_WR
+        self.did_shutdown_SHUT_WR = True
         self.sends.append(b"<eof>")
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         self.sends.append(b"<close>")
 
 
@@ -342,8 +367,10 @@ async def test_the_server_holds_a_response_without_its_send_lock_and_sends_it_at
     async with server.send_lock:  # held elsewhere: a held piece does not wait for it
         await server.protocol_send(RawData(b"HEAD"))
         await server.protocol_send(RawData(b"body"))
+    async with server.send_lock:  # the end of the body: nothing, held as well
+        await server.protocol_send(RawData(b""))
     assert wire.sends == []
-    await server.protocol_send(RawData(b""))  # the end of the body
+    await connection.release()  # the exchange's, after the body's last event
     assert wire.sends == [b"HEADbody"]
     await server.protocol_send(RawData(b"next"))  # no longer holding
     assert wire.sends == [b"HEADbody", b"next"]
@@ -409,3 +436,27 @@ async def test_the_servers_idle_task_starts_none_until_shutdown() -> None:
         await context.terminated.set()
         await server.idle_task.restart(task_group, idle_timeout)
     assert started == ["idle"]
+
+
+async def test_the_end_of_the_response_reaches_the_client_once_however_often_it_is_sent(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    connection = connect(server)
+    await connection.send_all(b"last")
+    await connection.send_eof()
+    await connection.send_eof()  # hypercorn's close may come twice
+    assert await client.receive_some() == b"last"
+    assert await client.receive_some() == b""
+    await connection.aclose()
+    assert server.socket.fileno() == -1
+
+
+async def test_the_end_sent_on_a_closed_connection_says_it_is_closed(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, _ = pair
+    connection = connect(server)
+    await connection.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        await connection.send_eof()

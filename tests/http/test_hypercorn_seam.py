@@ -29,7 +29,7 @@ PUBLIC = {"hypercorn.config", "hypercorn.typing"}
 IMPORTED = {
     "hypercorn.app_wrappers": {"ASGIWrapper"},
     "hypercorn.config": {"Config", "Sockets"},
-    "hypercorn.events": {"Event", "RawData", "Updated"},
+    "hypercorn.events": {"Closed", "Event", "RawData", "Updated"},
     "hypercorn.protocol": {"ProtocolWrapper"},
     "hypercorn.protocol.h11": {"H11Protocol"},
     "hypercorn.trio.lifespan": {"Lifespan"},
@@ -217,3 +217,36 @@ def test_the_per_connection_server_times_idle_time_with_its_idle_task_on_updated
     protocol = inspect.getsource(H11Protocol)
     assert "Updated(idle=False)" in protocol and "Updated(idle=True)" in protocol
     assert WorkerContext(None).terminated.is_set() is False
+
+
+def test_the_seams_read_loop_is_hypercorns_less_its_timeout_per_read() -> None:
+    from hypercorn.config import Config
+    from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
+
+    from n8n_a2a.http.hypercorn_seam import _READ_BYTES
+    from n8n_a2a.server import hypercorn_config
+
+    # _HTTP11Server._read_data is TCPServer's, line for line, but for the fail_after
+    # around each read, which hypercorn's read_timeout sets and the adapter leaves off.
+    theirs = inspect.getsource(TCPServer._read_data).splitlines()
+    assert theirs[3:5] == [
+        "                with trio.fail_after(self.config.read_timeout or inf):",
+        "                    data = await self.stream.receive_some(MAX_RECV)",
+    ], f"hypercorn {HYPERCORN} reads otherwise"
+    assert [line.strip() for line in theirs[5:]] == [
+        "except (",
+        "trio.ClosedResourceError,",
+        "trio.BrokenResourceError,",
+        "trio.TooSlowError,",
+        "):",
+        "break",
+        "else:",
+        "await self.protocol.handle(RawData(bytes(data)))",
+        'if data == b"":',
+        "break",
+        "await self.protocol.handle(Closed())",
+    ], f"hypercorn {HYPERCORN} reads otherwise"
+    assert MAX_RECV == _READ_BYTES
+    # Which the adapter's config leaves as hypercorn has it: off.
+    assert Config().read_timeout is None
+    assert "config.read_timeout" not in inspect.getsource(hypercorn_config)
