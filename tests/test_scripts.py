@@ -6,12 +6,14 @@ that write down how they were called: no test here installs anything.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -389,9 +391,9 @@ def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_othe
     ]
 
 
-def test_bench_stub_answers_a_get_with_the_posts_it_answered() -> None:
+def test_bench_stub_answers_a_get_with_its_posts_and_the_last_slow_ones_time() -> None:
     stub = subprocess.Popen(
-        [sys.executable, str(CHECKOUT / "bench" / "stub_webhook.py")],
+        [sys.executable, str(CHECKOUT / "bench" / "stub_webhook.py"), "--slow", "0"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -400,14 +402,20 @@ def test_bench_stub_answers_a_get_with_the_posts_it_answered() -> None:
         port = int(stub.stdout.readline())
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
             post = b"POST /push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+            slow = b"POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nbench-slow"
             get = b"GET /posts HTTP/1.1\r\nHost: x\r\n\r\n"
-            connection.sendall(post + post + get)
+            before = time.monotonic()
+            connection.sendall(post + slow + get)
             received = b""
-            while not received.endswith(b'{"posts":2}'):
+            while not received.endswith(b"}") or received.count(b"HTTP/1.1 200 OK") < 3:
                 chunk = connection.recv(65536)
                 assert chunk, received
                 received += chunk
+            after = time.monotonic()
         assert received.count(b"HTTP/1.1 200 OK") == 3
+        answer = json.loads(received.rsplit(b"\r\n\r\n", 1)[1])
+        assert answer["posts"] == 2
+        assert before <= answer["slow_last"] <= after  # the clock every process here shares
     finally:
         stub.terminate()
         stub.wait(timeout=10)
