@@ -48,6 +48,15 @@ def connect(stream: trio.SocketStream) -> Connection:
     return Connection(stream, timer, SEND)
 
 
+@pytest.fixture
+def served(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> tuple[Connection, trio.SocketStream]:
+    """The adapter's end of a connection as the seam serves it, and its client's end."""
+    server, client = pair
+    return connect(server), client
+
+
 def parse(response: bytes) -> tuple[h11.Response, dict[str, str], dict[str, object]]:
     parser = h11.Connection(h11.CLIENT)
     parser.send(h11.Request(method="POST", target="/", headers=[("Host", "adapter")]))
@@ -134,12 +143,11 @@ async def test_a_client_that_closes_under_a_request_abandons_the_connection(
 
 
 async def test_a_client_that_closes_between_requests_leaves_the_end_to_hypercorn(
-    pair: tuple[trio.SocketStream, trio.SocketStream],
+    served: tuple[Connection, trio.SocketStream],
 ) -> None:
     # Its read loop stops on the end of the stream and closes the connection; a cancel
     # would only make each await of that close raise Cancelled.
-    server, client = pair
-    connection = connect(server)
+    connection, client = served
     await client.send_eof()
     assert await connection.receive_some() == b""
     assert not connection.abandoned and not connection.scope.cancel_called
@@ -439,24 +447,22 @@ async def test_the_servers_idle_task_starts_none_until_shutdown() -> None:
 
 
 async def test_the_end_of_the_response_reaches_the_client_once_however_often_it_is_sent(
-    pair: tuple[trio.SocketStream, trio.SocketStream],
+    served: tuple[Connection, trio.SocketStream],
 ) -> None:
-    server, client = pair
-    connection = connect(server)
+    connection, client = served
     await connection.send_all(b"last")
     await connection.send_eof()
     await connection.send_eof()  # hypercorn's close may come twice
     assert await client.receive_some() == b"last"
     assert await client.receive_some() == b""
     await connection.aclose()
-    assert server.socket.fileno() == -1
+    assert connection.transport.socket.fileno() == -1
 
 
 async def test_the_end_sent_on_a_closed_connection_says_it_is_closed(
-    pair: tuple[trio.SocketStream, trio.SocketStream],
+    served: tuple[Connection, trio.SocketStream],
 ) -> None:
-    server, _ = pair
-    connection = connect(server)
+    connection, _ = served
     await connection.aclose()
     with pytest.raises(trio.ClosedResourceError):
         await connection.send_eof()
