@@ -49,7 +49,7 @@ from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import TrioSingleTask, WorkerContext
 from hypercorn.typing import AppWrapper, ASGIFramework, LifespanState, TaskGroup
 from hypercorn.utils import repr_socket_addr
@@ -64,9 +64,6 @@ from .timer import ConnectionTimer
 logger = logging.getLogger(__name__)
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
-
-#: The most read from a client's socket at once (hypercorn's own figure, MAX_RECV).
-_READ_BYTES = 2**16
 
 
 async def serve_http(
@@ -281,7 +278,7 @@ class _HTTP11Server(TCPServer):
         # all the same. tests/http/test_hypercorn_seam.py holds this to hypercorn's loop.
         while True:
             try:
-                data = await self.stream.receive_some(_READ_BYTES)
+                data = await self.stream.receive_some(MAX_RECV)
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 break
             await self.protocol.handle(RawData(bytes(data)))
