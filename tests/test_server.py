@@ -198,7 +198,8 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     cryptography (and our modules on them: the card's signing among them) cost the start
     their import and their memory for nothing, as do the streamed reply's reading without
     ADAPTER_WEBHOOK_STREAMING, OpenTelemetry without an endpoint, the push routes' tables
-    before a config, and the HTTP+JSON binding's before its first request: they are
+    before a config, the HTTP+JSON binding's before its first request, and
+    prometheus_client before the operator's app (and /metrics) is first asked: they are
     imported by the configuration (or the first config, or request) that names them."""
     port = free_port()
     environ = {
@@ -218,7 +219,16 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     assert done.returncode == 0, done.stderr
     modules = set(done.stdout.split())
     assert "n8n_a2a.app" in modules  # the listing is of a process that served
-    unused = ("psycopg", "jwt", "cryptography", "opentelemetry", "httpx", "quart", "flask")
+    unused = (
+        "psycopg",
+        "jwt",
+        "cryptography",
+        "opentelemetry",
+        "httpx",
+        "quart",
+        "flask",
+        "prometheus_client",
+    )
     ours = (
         "n8n_a2a.store.postgres",
         "n8n_a2a.push.postgres",
@@ -234,5 +244,6 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.app.rest",
         "n8n_a2a.protocol.rest",
         "n8n_a2a.protocol.addresses",
+        "n8n_a2a.observability.exposition",
     )
     assert sorted(m for m in modules if m.split(".")[0] in unused or m.startswith(ours)) == []

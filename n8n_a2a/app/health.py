@@ -9,6 +9,7 @@ import trio
 from quart import Response
 from quart_trio import QuartTrio
 
+from ..observability.exposition import render as render_metrics
 from ..observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .edge import HEALTH_PATHS, Edge
 
@@ -46,7 +47,7 @@ class HealthRoutes:
         return json_response(b'{"status":"ready"}')
 
     async def metrics_text(self) -> Response:
-        return Response(self._edge.metrics.render(), content_type=METRICS_CONTENT_TYPE)
+        return Response(render_metrics(self._edge.metrics), content_type=METRICS_CONTENT_TYPE)
 
 
 def json_response(body: bytes, status: int = 200) -> Response:

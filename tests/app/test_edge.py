@@ -13,6 +13,7 @@ from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.push.service import PushNotifications
 from tests.support.adapter import make_settings
+from tests.support.metrics import counted
 
 
 def test_a_refusal_is_counted_and_logged_with_its_binding_method_and_code(
@@ -35,7 +36,7 @@ def test_a_refusal_is_counted_and_logged_with_its_binding_method_and_code(
     fields = {"event": "rpc_error", "binding": "http_json", "method": "GetTask", "code": code}
     assert record.__dict__["fields"] == fields
     labels = {"binding": "http_json", "method": "GetTask", "code": str(code)}
-    assert metrics.registry.get_sample_value("n8n_a2a_jsonrpc_requests_total", labels) == 1
+    assert counted(metrics, "n8n_a2a_jsonrpc_requests_total", **labels) == 1
 
 
 def test_the_adapters_own_errors_are_answered_with_the_codes_they_always_had() -> None:

@@ -10,6 +10,7 @@ from n8n_a2a.executor.reports import TurnReporter
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskState, TaskStatus
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to
+from tests.support.metrics import shown
 from tests.support.tasks import MOMENT
 
 
@@ -36,10 +37,10 @@ async def test_one_log_line_and_one_count_per_turn(
         (other.id, 1, "CANCELED", "canceled"),
     ]
     assert [f["webhook_status"] for f in lines] == [200, 200, None, 200, None]
-    shown = metrics.render().decode()
-    assert 'n8n_a2a_tasks_total{outcome="INPUT_REQUIRED"} 3.0' in shown
-    assert 'n8n_a2a_tasks_total{outcome="INPUT_EXPIRED"} 1.0' in shown
-    assert 'n8n_a2a_tasks_total{outcome="CANCELED"} 1.0' in shown
+    text = shown(metrics)
+    assert 'n8n_a2a_tasks_total{outcome="INPUT_REQUIRED"} 3.0' in text
+    assert 'n8n_a2a_tasks_total{outcome="INPUT_EXPIRED"} 1.0' in text
+    assert 'n8n_a2a_tasks_total{outcome="CANCELED"} 1.0' in text
 
 
 def ended(outcome: str | None, state: TaskState = TaskState.FAILED) -> Task:
@@ -68,9 +69,9 @@ def test_a_turn_with_its_call_reports_the_webhooks_status_and_time(
         "webhook_status": 200,
         "webhook_ms": 250.0,
     }
-    shown = metrics.render().decode()
-    assert 'n8n_a2a_tasks_total{outcome="ANSWERED"} 1.0' in shown
-    assert "n8n_a2a_webhook_duration_seconds_count 1.0" in shown
+    text = shown(metrics)
+    assert 'n8n_a2a_tasks_total{outcome="ANSWERED"} 1.0' in text
+    assert "n8n_a2a_webhook_duration_seconds_count 1.0" in text
 
 
 def test_a_turn_torn_down_with_no_outcome_is_not_reported(
@@ -80,9 +81,9 @@ def test_a_turn_torn_down_with_no_outcome_is_not_reported(
     metrics = Metrics()
     TurnReporter(metrics).turn_ended(ended(None, TaskState.WORKING), webhook_seconds=0.25)
     assert caplog.records == []
-    counted = [line for line in metrics.render().decode().splitlines() if "_total{" in line]
+    counted = [line for line in shown(metrics).splitlines() if "_total{" in line]
     assert counted and all(line.endswith(" 0.0") for line in counted)
-    assert "n8n_a2a_webhook_duration_seconds_count 0.0" in metrics.render().decode()
+    assert "n8n_a2a_webhook_duration_seconds_count 0.0" in shown(metrics)
 
 
 def test_a_lost_task_is_counted_and_warned_of(caplog: pytest.LogCaptureFixture) -> None:
@@ -98,4 +99,4 @@ def test_a_lost_task_is_counted_and_warned_of(caplog: pytest.LogCaptureFixture) 
         "outcome": "LOST",
         "state": "failed",
     }
-    assert 'n8n_a2a_tasks_total{outcome="LOST"} 1.0' in metrics.render().decode()
+    assert 'n8n_a2a_tasks_total{outcome="LOST"} 1.0' in shown(metrics)

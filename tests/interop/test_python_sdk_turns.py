@@ -96,7 +96,7 @@ async def _two_turns(base_url: str, answer: str, mode: SdkMode, *, streaming: bo
     [
         ("answer:12 pallets of flour", SdkTaskState.TASK_STATE_COMPLETED, "ANSWERED"),
         ("escalate:a person must approve", SdkTaskState.TASK_STATE_FAILED, "ESCALATED"),
-        ("sleep:2", SdkTaskState.TASK_STATE_FAILED, "TIMEOUT"),
+        ("sleep:4", SdkTaskState.TASK_STATE_FAILED, "TIMEOUT"),
     ],
     ids=["answered", "escalated", "timed-out"],
 )
@@ -109,7 +109,9 @@ async def test_official_client_two_turns_on_one_task(
     state: SdkTaskState,
     outcome: str,
 ) -> None:
-    adapter = await start_adapter(stub.url, allow_input_required=True, webhook_timeout=0.5)
+    # The timeout leaves an answered turn room on a loaded machine (at 0.5 s, a load
+    # average of 6 timed one out) and still ends the sleeping one well before its reply.
+    adapter = await start_adapter(stub.url, allow_input_required=True, webhook_timeout=1.5)
     turns = await trio.to_thread.run_sync(
         partial(asyncio.run, _two_turns(adapter, answer, mode, streaming=streaming))
     )

@@ -25,6 +25,7 @@ from n8n_a2a.store.fanout import utc_now as now
 from n8n_a2a.store.postgres import PostgresTaskEvents, PostgresTaskStore
 from n8n_a2a.store.postgres.events import parse_notification
 from n8n_a2a.store.postgres.schema import CHANNEL
+from tests.support.metrics import counted
 from tests.support.tasks import submitted_task
 
 
@@ -168,5 +169,5 @@ async def test_a_notification_not_of_ours_is_counted_and_the_listener_hears_on(
                 await arrived.wait()
         nursery.cancel_scope.cancel()
     assert heard == list(moved.events)
-    ignored = metrics.registry.get_sample_value("n8n_a2a_store_notifications_ignored_total")
+    ignored = counted(metrics, "n8n_a2a_store_notifications_ignored_total")
     assert ignored == 1 + len(strays)
