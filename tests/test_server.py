@@ -199,7 +199,8 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     their import and their memory for nothing, as do the streamed reply's reading without
     ADAPTER_WEBHOOK_STREAMING, OpenTelemetry without an endpoint, the push routes' tables
     before a config, the HTTP+JSON binding's before its first request, and
-    prometheus_client before the operator's app (and /metrics) is first asked: they are
+    prometheus_client before the operator's app (and /metrics) is first asked, and the
+    email package before a card's If-Modified-Since: they are
     imported by the configuration (or the first config, or request) that names them."""
     port = free_port()
     environ = {
@@ -228,6 +229,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "quart",
         "flask",
         "prometheus_client",
+        "email",
     )
     ours = (
         "n8n_a2a.store.postgres",

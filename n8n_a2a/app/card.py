@@ -8,8 +8,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING
+from wsgiref.handlers import format_date_time  # HTTP-date; hypercorn.config imports it too
 
 from .. import __version__
 from ..config import Settings
@@ -83,6 +83,10 @@ def not_modified(headers: Lookup, etag: str, last_modified: datetime) -> bool:
     if_modified_since = headers.get("If-Modified-Since")
     if if_modified_since is None:
         return False
+    # email.utils (and the email package under it) is imported by the first such GET,
+    # not at start: it was the card's one import of its own, 1 % of the start.
+    from email.utils import parsedate_to_datetime
+
     try:
         return parsedate_to_datetime(if_modified_since) >= last_modified
     except (TypeError, ValueError, OverflowError):
@@ -142,7 +146,7 @@ class CardRoute:
         cached = cards.by_legacy[not Negotiation.of(asked.headers, asked.args).plain_card]
         headers = {
             "ETag": cached.etag,
-            "Last-Modified": format_datetime(cards.since, usegmt=True),
+            "Last-Modified": format_date_time(cards.since.timestamp()),
             "Cache-Control": "public, max-age=300",
             "Vary": VERSION_HEADER,
         }
