@@ -10,6 +10,10 @@ gives it an `HTTP11Connection`. What it refuses, hypercorn answers with the stat
   outside every timer of the connection (connection.py, timer.py).
 - A head with a line that ends in a bare LF (400). h11 reads one as a line end; a proxy
   in front that does not sees other headers, and frames the next request otherwise.
+- A head line, after the request line, that begins with SP or HTAB (400): obs-fold,
+  which RFC 9112 §5.2 has a server reject or replace with SP. h11 joins it to the line
+  above, so `X-A: 1` then ` Transfer-Encoding: chunked` is one X-A header to it, and no
+  Transfer-Encoding to the refusal below; a proxy in front may read that line otherwise.
 - Content-Length with Transfer-Encoding (400). RFC 9112 §6.3 lets a server read such a
   body as chunked, and asks it to close after; a proxy that framed it by the length would
   take the rest for the next request: request smuggling material either way.
@@ -91,6 +95,10 @@ def accepted(request: h11.Request, buffered: bytes) -> h11.Request:
     head = buffered[: end.end()] if end else buffered
     if head.count(b"\n") != head.count(b"\r\n"):
         raise h11.RemoteProtocolError("a line of the request's head ends in a bare LF")
+    # (Every line ends in CRLF now, so each line after the first starts after an LF. The
+    # head ends at its empty line: no byte of the body is looked at.)
+    if b"\n " in head or b"\n\t" in head:
+        raise h11.RemoteProtocolError("a line of the request's head is folded (obs-fold)")
     head = head.lower()
     if b"\ncontent-length:" in head and b"\ntransfer-encoding:" in head:
         raise h11.RemoteProtocolError("Content-Length with Transfer-Encoding")

@@ -107,6 +107,45 @@ def test_content_length_with_transfer_encoding_is_a_400(framing: bytes) -> None:
     assert "Content-Length with Transfer-Encoding" in str(error)
 
 
+@pytest.mark.parametrize(
+    "folded",
+    [
+        b"X-A: 1\r\n Transfer-Encoding: chunked\r\n",  # the review's: h11 saw no TE
+        b"X-A: 1\r\n\tTransfer-Encoding: chunked\r\n",
+        b"X-A: 1\r\n  \t more of X-A\r\n",  # a fold with no framing in it, too
+    ],
+    ids=["sp-transfer-encoding", "htab-transfer-encoding", "plain-fold"],
+)
+def test_a_folded_head_line_is_a_400(folded: bytes) -> None:
+    head = b"POST / HTTP/1.1\r\nHost: adapter\r\nContent-Length: 5\r\n" + folded + b"\r\n"
+    assert h11_alone_reads(head + b"0\r\n\r\n")  # what went through before
+    error = refusal(head + b"0\r\n\r\n")
+    assert error.error_status_hint == 400
+    assert "folded" in str(error)
+
+
+def h11_alone_reads(data: bytes) -> bool:
+    """Whether h11, with none of the checks, reads a request of `data`."""
+    plain = h11.Connection(h11.SERVER)
+    plain.receive_data(data)
+    return isinstance(plain.next_event(), h11.Request)
+
+
+def test_a_space_or_tab_in_a_body_or_a_value_is_no_fold() -> None:
+    post = b"POST / HTTP/1.1\r\nHost: adapter\r\nX-A: 1 \t2\r\nContent-Length: 4\r\n\r\n\n \n\t"
+    read = events(post + GOOD)
+    assert [type(event) for event in read] == [
+        h11.Request,
+        h11.Data,
+        h11.EndOfMessage,
+        h11.Request,
+        h11.EndOfMessage,
+        type(h11.NEED_DATA),
+    ]
+    folded = GOOD.replace(b"\r\n\r\n", b"\r\n\tX-B: 2\r\n\r\n")  # onto Host
+    assert refusal(post + folded).error_status_hint == 400
+
+
 def test_upgrade_is_dropped_and_every_other_header_kept_as_sent() -> None:
     head = (
         b"GET /healthz HTTP/1.1\r\nHost: adapter\r\nConnection: Upgrade, HTTP2-Settings\r\n"

@@ -4,6 +4,7 @@ body by Content-Length or chunked, never both. Whatever else is refused, then cl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import h2.config
@@ -14,6 +15,7 @@ import trio
 
 from tests.integration.raw_http import BOUND, SHORT, Client, Reply, get, post, post_head, start
 from tests.support.adapter import AdapterFactory
+from tests.support.jsonrpc import send_v1
 from tests.support.stub_webhook import StubWebhook
 
 # The keep-alive and read timeouts far above what a refusal may take: a connection
@@ -174,6 +176,34 @@ async def test_content_length_with_chunked_is_refused_and_closed(
     head = get("/healthz", "Content-Length: 5", "Transfer-Encoding: chunked")
     await client.send(head + b"0\r\n\r\n")
     await refused_then_closed(client, 400)
+
+
+@pytest.mark.parametrize("fold", [b" ", b"\t"], ids=["sp", "htab"])
+@pytest.mark.parametrize("framed", ["by-length", "by-chunks"])
+async def test_a_folded_transfer_encoding_is_refused_and_nothing_reaches_the_webhook(
+    stub: StubWebhook, start_adapter: AdapterFactory, fold: bytes, framed: str
+) -> None:
+    # h11 folds " Transfer-Encoding: chunked" into the X-A above it and frames the body by
+    # its length; a proxy that took the line for Transfer-Encoding would frame it by
+    # chunks. Either reading holds a SendMessage for the webhook: the body itself, or a
+    # request behind the empty chunk.
+    smuggled = json.dumps(send_v1("answer:smuggled")).encode()
+    if framed == "by-chunks":
+        smuggled = b"0\r\n\r\n" + post("/", smuggled, "A2A-Version: 1.0")
+    head = post_head("/", len(smuggled), "A2A-Version: 1.0", "X-A: 1")
+    head = head.replace(b"X-A: 1\r\n", b"X-A: 1\r\n" + fold + b"Transfer-Encoding: chunked\r\n")
+    adapter = await adapter_for(stub, start_adapter)
+    client = await Client.open(adapter)
+    await client.send(head + smuggled)
+    await refused_then_closed(client, 400)
+    # A request after it reaches the webhook, and alone: the refused one was never served.
+    client = await Client.open(adapter)
+    await client.send(post("/", json.dumps(send_v1("answer:after")).encode(), "A2A-Version: 1.0"))
+    assert (await client.reply()).status == 200
+    await client.aclose()
+    with trio.fail_after(BOUND):
+        await stub.wait_received()
+    assert [call.json["text"] for call in stub.received] == ["answer:after"]
 
 
 @pytest.mark.parametrize(
