@@ -8,6 +8,7 @@ never in the event loop.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
@@ -23,6 +24,14 @@ from .. import __version__
 from .traces import Attribute, Span, TraceHeaders
 
 _PROPAGATOR = TraceContextTextMapPropagator()
+
+#: Seconds a shutdown waits for the spans still held to leave. The SDK bounds none of it:
+#: its batch processor waits up to 30 s for its thread, whose last export waits and
+#: retries up to OTEL_EXPORTER_OTLP_TIMEOUT (10 s) on an endpoint down or blackholed, and
+#: its force_flush ignores its timeout: 13 to 20 s were measured. What a SIGTERM's drain
+#: leaves of the pod's grace period is short (the Kubernetes example's 75 s leave 10 past
+#: preStop and the two ADAPTER_SHUTDOWN_GRACE), and the answers and the exit need it too.
+SHUTDOWN_TIMEOUT = 2.0
 
 
 class _Span:
@@ -114,7 +123,14 @@ class OtelTracing:
         return _Span(span)
 
     def shutdown(self) -> None:
-        self._provider.shutdown()
+        """Send the spans held, for SHUTDOWN_TIMEOUT at most: then they are dropped."""
+        # In a daemon thread, so that what is left of it never holds the process's exit.
+        # (The provider's exit hook, which would shut it down again, then returns at once.)
+        sending = threading.Thread(
+            target=self._provider.shutdown, name="otel-traces-shutdown", daemon=True
+        )
+        sending.start()
+        sending.join(SHUTDOWN_TIMEOUT)
 
 
 def from_environment() -> OtelTracing:

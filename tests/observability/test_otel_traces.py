@@ -3,11 +3,18 @@ next hop continues, error marks, and the resource and exporter the OTEL_* variab
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
 from n8n_a2a.observability import otel_traces, traces
+from tests.support.otlp_receiver import OtlpReceiver
 from tests.support.spans import one, recorded_spans
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -99,3 +106,64 @@ def test_the_environment_names_the_service_and_the_endpoint(
     finally:
         default.shutdown()
         named.shutdown()
+
+
+def tracing_to(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> otel_traces.OtelTracing:
+    """Tracing as the command starts it, exporting to `endpoint`, the SDK's defaults else
+    (its export timeout among them: 10 s)."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    for name in (
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_TRACES_SAMPLER",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    return otel_traces.from_environment()
+
+
+@contextmanager
+def blackhole() -> Iterator[str]:
+    """An endpoint that takes connections (the kernel completes them in the backlog) and
+    never reads or answers: a collector gone silent, or a firewall that drops."""
+    with socket.create_server(("127.0.0.1", 0), backlog=64) as listener:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_shutdown_never_waits_long_for_an_endpoint_that_never_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with blackhole() as endpoint:
+        tracing = tracing_to(endpoint, monkeypatch)
+        tracing.task("t-1", ()).end()  # a span held: the shutdown has one to send
+        started = time.monotonic()
+        tracing.shutdown()
+        took = time.monotonic() - started
+        # What the shutdown left behind retries until the export timeout: told to stop,
+        # it does once the endpoint is gone (its connection reset), not in a later test.
+        exporter_of(tracing).shutdown()  # type: ignore[no-untyped-call]
+    for thread in threading.enumerate():
+        if thread.name == "otel-traces-shutdown":
+            thread.join(5.0)
+            assert not thread.is_alive()
+    # The SDK's own shutdown took 10 s and more here (its export timeout): the drain's.
+    assert otel_traces.SHUTDOWN_TIMEOUT - 0.1 < took < 5.0  # given up on, in time
+
+
+def exporter_of(tracing: otel_traces.OtelTracing) -> OTLPSpanExporter:
+    [processor] = tracing._provider._active_span_processor._span_processors
+    exporter = processor._batch_processor._exporter  # type: ignore[attr-defined]
+    assert isinstance(exporter, OTLPSpanExporter)
+    return exporter
+
+
+def test_the_spans_held_still_go_out_at_shutdown(monkeypatch: pytest.MonkeyPatch) -> None:
+    with OtlpReceiver().serving() as receiver:
+        tracing = tracing_to(receiver.endpoint, monkeypatch)
+        tracing.task("t-1", ()).end()  # held: the batch goes out every 5 s, or at shutdown
+        started = time.monotonic()
+        tracing.shutdown()
+        took = time.monotonic() - started
+    assert [span.name for _, span in receiver.spans()] == ["A2A task"]
+    assert receiver.paths == ["/v1/traces"]
+    assert took < otel_traces.SHUTDOWN_TIMEOUT  # sent, not given up on
