@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
+from ..budget import MemoryBudget
 from ..config import Settings
 from ..core.errors import (
     AdapterError,
@@ -19,6 +20,7 @@ from ..core.errors import (
     SubscriberTooSlow,
 )
 from ..executor import Executor
+from ..http.slots import PROBE_PATHS
 from ..observability import traces
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
@@ -26,8 +28,9 @@ from ..push.service import PushNotifications
 from .exchange import Answer
 from .negotiation import Negotiation
 
-#: Liveness, readiness and the metrics (health.py, on the operator's app).
-HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
+#: Liveness, readiness and the metrics (health.py, on the operator's app): the paths the
+#: connection limits let a probe through on (http/slots.py).
+HEALTH_PATHS = PROBE_PATHS
 
 #: The bindings, as metrics and logs name them.
 JSONRPC = "jsonrpc"
@@ -87,6 +90,8 @@ class Edge:
     store_problem: Callable[[], str | None]
     #: This agent as a protected resource of its issuer (None without an issuer).
     resource: ProtectedResource | None = None
+    #: ADAPTER_MEMORY_BUDGET (None: nothing counted, as in some tests).
+    budget: MemoryBudget | None = None
 
     def refused_caller(self, failure: AuthFailure, answer: Answer) -> Answer:
         """A refusal for the caller's token (answered with `auth_status(failure)`), counted,

@@ -69,7 +69,7 @@ def load_settings(environ: Mapping[str, str] = os.environ) -> Settings:
 
 def _fit_the_limits(given: dict[str, Any], problems: dict[str, str]) -> None:
     """Check the task and connection limits against the call limits, and give the
-    connection limit its default, which follows them."""
+    connection limits their defaults, which follow them."""
     if any(name in problems for name in _CALLS):
         return  # nothing sure to fit the others to
     admitted = _value(given, "max_concurrent_calls") + _value(given, "max_queued_calls")
@@ -83,6 +83,13 @@ def _fit_the_limits(given: dict[str, Any], problems: dict[str, str]) -> None:
     # clients' idle keep-alive connections.
     if (connections := given.setdefault("max_connections", 2 * admitted)) < admitted:
         problems.setdefault("ADAPTER_MAX_CONNECTIONS", f"{at_least}, got {connections}")
+    # Unset, no address is held to less than all: behind an ingress or a load balancer,
+    # its few addresses are every caller's.
+    if (per_ip := given.setdefault("max_connections_per_ip", connections)) > connections:
+        problems.setdefault(
+            "ADAPTER_MAX_CONNECTIONS_PER_IP",
+            f"must be at most ADAPTER_MAX_CONNECTIONS ({connections}), got {per_ip}",
+        )
 
 
 def _fit_the_budget(given: dict[str, Any], problems: dict[str, str]) -> None:
@@ -95,6 +102,7 @@ def _fit_the_budget(given: dict[str, Any], problems: dict[str, str]) -> None:
             "ADAPTER_MEMORY_BUDGET",
             f"must be at least ADAPTER_MAX_BODY_BYTES ({bound}), got {budget}",
         )
+    _fit_the_share(given, problems, budget, bound)
     read_timeout = _value(given, "request_read_timeout")
     if "memory_wait" not in given:
         given["memory_wait"] = min(_DEFAULTS["memory_wait"], read_timeout / 2)
@@ -102,6 +110,21 @@ def _fit_the_budget(given: dict[str, Any], problems: dict[str, str]) -> None:
         problems.setdefault(
             "ADAPTER_MEMORY_WAIT",
             f"must be less than ADAPTER_REQUEST_READ_TIMEOUT ({read_timeout:g}), got {wait:g}",
+        )
+
+
+def _fit_the_share(
+    given: dict[str, Any], problems: dict[str, str], budget: int, bound: int
+) -> None:
+    """A caller's share of the budget holds one body of the largest size taken, and no
+    more than the budget: unset, it is half the budget, or the body bound if more."""
+    if "memory_share" not in given:
+        given["memory_share"] = min(budget, max(budget // 2, bound))
+    elif not bound <= (share := given["memory_share"]) <= budget:
+        problems.setdefault(
+            "ADAPTER_MEMORY_SHARE",
+            f"must be at least ADAPTER_MAX_BODY_BYTES ({bound}) and at most "
+            f"ADAPTER_MEMORY_BUDGET ({budget}), got {share}",
         )
 
 

@@ -44,11 +44,17 @@ class Settings:
     # times this, and what the other bounds hold).
     memory_budget: int = 128 * 1024 * 1024
     memory_wait: float = 10.0
+    # One caller's share of the budget, held and kept; unset, load_settings makes it half
+    # the budget, or ADAPTER_MAX_BODY_BYTES if more.
+    memory_share: int = 64 * 1024 * 1024
     max_concurrent_calls: int = 1024
     max_queued_calls: int = 1024
     max_tasks: int = 10_000
     # Unset, load_settings makes it twice the two call limits added (4096 with theirs).
     max_connections: int = 4096
+    # Unset, load_settings makes it ADAPTER_MAX_CONNECTIONS: behind an ingress every
+    # connection comes from its few addresses (docs/configuration.md).
+    max_connections_per_ip: int = 4096
     keep_alive_timeout: float = 75.0
     request_read_timeout: float = 30.0
     send_timeout: float = 30.0

@@ -144,6 +144,13 @@ VARIABLES: tuple[Variable, ...] = (
         read.quoting(read.at_least(1024)),
     ),
     Variable(
+        "ADAPTER_MEMORY_SHARE",
+        "memory_share",
+        "bytes one caller may hold",
+        read.quoting(read.at_least(1024)),
+        default_text="half the budget",
+    ),
+    Variable(
         "ADAPTER_MEMORY_WAIT",
         "memory_wait",
         "seconds to wait for room",
@@ -174,6 +181,13 @@ VARIABLES: tuple[Variable, ...] = (
         "HTTP connections open at once",
         _AT_LEAST_ONE,
         default_text="twice the two call limits",
+    ),
+    Variable(
+        "ADAPTER_MAX_CONNECTIONS_PER_IP",
+        "max_connections_per_ip",
+        "connections from one IP address",
+        _AT_LEAST_ONE,
+        default_text="ADAPTER_MAX_CONNECTIONS",
     ),
     Variable(
         "ADAPTER_KEEPALIVE_TIMEOUT",

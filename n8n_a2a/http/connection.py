@@ -8,7 +8,8 @@ last send, says `Connection: close` on an answer that comes before the request w
 read whole, and has a response of known length written in one go: hypercorn writes its
 head on `http.response.start` and its body on the next event, two sends of the socket
 (and two trips through trio's scheduler) where one does. The last words written without
-hypercorn (a 503 past the connection limit, a 408 past the read timeout) are here too.
+hypercorn (a 503 past the connection limits, a 408 past the read timeout), and the
+lingering close after an answer given before the request was read whole, are here too.
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ if TYPE_CHECKING:
 # 503 the refused client's request is read and dropped meanwhile: closing on unread
 # bytes sends a reset, which can make the client lose the 503.
 _FAREWELL_SECONDS = 0.5
+#: After an answer given before the request was read whole (a 413, a 405, a 400), what
+#: the client still sends is read and dropped for up to LINGER_SECONDS and LINGER_BYTES
+#: before the connection closes (RFC 9112 §9.6). Closed at once, the bytes left unread
+#: make the kernel send a reset, and the client loses the answer it was sent (httpx on
+#: asyncio: a ReadError for a 40 MiB upload, every time). 2 s is what Apache's lingering
+#: close waits for each read: time for a body in flight to arrive. LINGER_BYTES (twice
+#: the default ADAPTER_MAX_BODY_BYTES) bounds what a client that never stops sending
+#: costs on a link fast enough to send more than that in 2 s (loopback, a LAN).
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 64 * 1024 * 1024
+_DROP_READ = 64 * 1024
 # Bytes of a response that must go out within the send timeout, one piece after another.
 _SEND_PIECE = 64 * 1024
 
@@ -50,6 +62,20 @@ def busy_response(connections: int) -> bytes:
             ErrorCode.SERVER_BUSY,
             f"The adapter has {connections} connections open "
             "(ADAPTER_MAX_CONNECTIONS): try again shortly",
+        ),
+        b"Retry-After: 1\r\n",
+    )
+
+
+def peer_busy_response(per_peer: int) -> bytes:
+    """The 503 for a connection past the limit of `per_peer` served at once to one client
+    address."""
+    return _canned_response(
+        "503 Service Unavailable",
+        A2AError(
+            ErrorCode.SERVER_BUSY,
+            f"Your address has {per_peer} connections open to the adapter "
+            "(ADAPTER_MAX_CONNECTIONS_PER_IP): close one, or try again shortly",
         ),
         b"Retry-After: 1\r\n",
     )
@@ -85,12 +111,30 @@ async def say_farewell(
     with trio.move_on_after(_FAREWELL_SECONDS):
         try:
             await stream.send_all(response)
-            if drop_request:
-                await stream.send_eof()
-                while await stream.receive_some():
-                    pass
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+            return
+        if drop_request:
+            await linger(stream)
+
+
+async def linger(
+    stream: trio.SocketStream, seconds: float = LINGER_SECONDS, limit: int = LINGER_BYTES
+) -> None:
+    """Stop writing, then read and drop what the client sends until it closes, for up to
+    `seconds` and `limit` bytes; the caller closes the socket after."""
+    socket = stream.socket
+    with trio.move_on_after(seconds):
+        try:
+            if not socket.did_shutdown_SHUT_WR:
+                socket.shutdown(trio.socket.SHUT_WR)
+            dropped = 0
+            while dropped < limit:
+                data = await stream.receive_some(_DROP_READ)
+                if not data:
+                    return
+                dropped += len(data)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # gone already
 
 
 class Connection(trio.abc.HalfCloseableStream):
@@ -101,7 +145,13 @@ class Connection(trio.abc.HalfCloseableStream):
     """
 
     def __init__(
-        self, transport: trio.SocketStream, timer: ConnectionTimer, send_timeout: float
+        self,
+        transport: trio.SocketStream,
+        timer: ConnectionTimer,
+        send_timeout: float,
+        *,
+        peeked: bytes = b"",
+        one_request: bool = False,
     ) -> None:
         self.transport = transport
         self.timer = timer
@@ -110,6 +160,12 @@ class Connection(trio.abc.HalfCloseableStream):
         self.scope = trio.CancelScope(deadline=self._deadline)
         self.answered = False  # the current request's response has begun
         self.abandoned = False
+        #: Closed before its request was read whole: the seam lingers, then closes it.
+        self.lingering = False
+        #: Bytes read already (the head of a probe past the limits): read first.
+        self._peeked = peeked
+        #: Serve one request only (a probe past the limits): its answer says so.
+        self.one_request = one_request
         #: Bytes held back to go out with the next ones (`hold`), up to one piece.
         self._held: bytearray | None = None
 
@@ -123,6 +179,7 @@ class Connection(trio.abc.HalfCloseableStream):
         return (
             self.scope.cancelled_caught
             and not self.abandoned
+            and not self.lingering
             and self.timer.phase is Phase.READING
             and not self.answered
         )
@@ -134,11 +191,14 @@ class Connection(trio.abc.HalfCloseableStream):
             self._deadline = self.scope.deadline = deadline
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        try:
-            data = await self.transport.receive_some(max_bytes)
-        except trio.BrokenResourceError:
-            self._end()
-            raise
+        if self._peeked:
+            data = await self._replay(max_bytes)
+        else:
+            try:
+                data = await self.transport.receive_some(max_bytes)
+            except trio.BrokenResourceError:
+                self._end()
+                raise
         if data:
             self.timer.receiving(trio.current_time())
             self.retime()
@@ -148,6 +208,13 @@ class Connection(trio.abc.HalfCloseableStream):
             # (Between requests its read loop ends the connection itself: cancelling it
             # there only has every await left in its close raise Cancelled.)
             self._end()
+        return data
+
+    async def _replay(self, max_bytes: int | None) -> bytes:
+        """The bytes peeked before hypercorn had the connection, as if read now."""
+        await trio.lowlevel.checkpoint()
+        size = len(self._peeked) if max_bytes is None else max_bytes
+        data, self._peeked = self._peeked[:size], self._peeked[size:]
         return data
 
     def _end(self) -> None:
@@ -233,7 +300,17 @@ class Connection(trio.abc.HalfCloseableStream):
         try:
             await self.release()
         finally:
-            self.transport.socket.close()
+            if self.lingering or (
+                self.timer.phase is Phase.READING and not self.scope.cancel_called
+            ):
+                # hypercorn closes a connection whose request it has not read whole (an
+                # answer before the body, a request refused): what the client still
+                # sends is read and dropped first (`linger`), which the seam does once
+                # hypercorn is done with the connection, its reads cut here.
+                self.lingering = True
+                self.scope.cancel()
+            else:
+                self.transport.socket.close()
 
 
 def _has_body(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -279,9 +356,11 @@ class Exchanges:
         async def send_response(event: ASGISendEvent) -> None:
             if event["type"] == "http.response.start":
                 connection.answered = True
-                if connection.timer.phase is Phase.READING:
+                if connection.timer.phase is Phase.READING or connection.one_request:
                     # Answered before the body arrived: hypercorn closes the connection
-                    # after this response, and RFC 9112 §9.6 has the client told so.
+                    # after this response, and RFC 9112 §9.6 has the client told so. (A
+                    # probe's, past the limits, closes for it: h11 then ends the
+                    # connection after the response, whatever the client sends next.)
                     event = {
                         **event,
                         "headers": [*event.get("headers", ()), (b"connection", b"close")],

@@ -11,19 +11,23 @@ import resource
 from dataclasses import dataclass
 
 from ..config import Settings
+from .slots import PROBE_SLOTS
 
 logger = logging.getLogger(__name__)
 
-#: Connections answered 503 at once; past that many, one more is closed unanswered.
+#: Connections past the limits read or answered 503 at once (slots.py); past that many,
+#: one more is closed unanswered.
 REFUSALS_AT_ONCE = 256
 #: File descriptors the process needs beside connections, webhook calls and push POSTs
 #: (the listening socket, logs, the CA bundle, DNS look-ups: trio's 40 threads and push's 8).
 OTHER_DESCRIPTORS = 64
+# What the limits never share: probes served past the limits (slots.py), and the rest.
+_FIXED = PROBE_SLOTS + OTHER_DESCRIPTORS
 
 
 def descriptors_needed(settings: Settings) -> int:
     """File descriptors the adapter may hold at once at its configured limits."""
-    return _shared(settings) + OTHER_DESCRIPTORS
+    return _shared(settings) + _FIXED
 
 
 def _shared(settings: Settings) -> int:
@@ -65,7 +69,7 @@ def limits_within(settings: Settings, file_limit: int) -> ConnectionLimits:
         return ConnectionLimits(
             settings.max_connections, REFUSALS_AT_ONCE, settings.push_max_concurrent
         )
-    spare = max(0, file_limit - OTHER_DESCRIPTORS)
+    spare = max(0, file_limit - _FIXED)
     wanted = _shared(settings)
     return ConnectionLimits(
         connections=max(1, spare * settings.max_connections // wanted),

@@ -28,9 +28,11 @@ So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 an
 on a stream of ours (connection.py), inside a cancel scope whose deadline follows a
 ConnectionTimer (timer.py); its protocol reads requests from an h11 connection of ours
 (framing.py), which refuses the preface and drops `Upgrade`, so that no request ever
-makes hypercorn switch. The accept loop here counts connections and answers one past
-the limit with a 503; where accept(2) fails for want of descriptors or memory all the
-same, its listener waits and tries again (listener.py).
+makes hypercorn switch. The accept loop here counts connections, in all and by client
+address (slots.py): one past either limit gets a 503, unless its request is a probe's
+(health, readiness, metrics), served in a slot beyond the limits; where accept(2) fails
+for want of descriptors or memory all the same, its listener waits and tries again
+(listener.py).
 
 This is the one module that uses hypercorn beyond its Config and ASGI types: the names and
 signatures it relies on are pinned by tests/http/test_hypercorn_seam.py.
@@ -39,6 +41,7 @@ signatures it relies on are pinned by tests/http/test_hypercorn_seam.py.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -55,10 +58,30 @@ from hypercorn.typing import AppWrapper, ASGIFramework, LifespanState, TaskGroup
 from hypercorn.utils import repr_socket_addr
 
 from ..config import Settings
-from .connection import Connection, Exchanges, busy_response, read_timeout_response, say_farewell
+from .connection import (
+    Connection,
+    Exchanges,
+    busy_response,
+    linger,
+    peer_busy_response,
+    read_timeout_response,
+    say_farewell,
+)
 from .descriptors import ConnectionLimits
 from .framing import HTTP11Connection
-from .listener import PatientListener
+from .listener import ACCEPT_FAILURE_LOG_INTERVAL, PatientListener
+from .slots import (
+    ALL_CONNECTIONS,
+    PEEK_BYTES,
+    PEEK_SECONDS,
+    PER_IP,
+    PROBE_PATHS,
+    Admission,
+    Head,
+    Slots,
+    Ticket,
+    peeked_head,
+)
 from .timer import ConnectionTimer
 
 logger = logging.getLogger(__name__)
@@ -126,7 +149,8 @@ async def _accept_each(
 
 
 class _Acceptor:
-    """Serves each accepted connection, or refuses it past the limit; closes it after."""
+    """Serves each accepted connection, or refuses it past the limits (a probe's request
+    is served all the same); closes it after."""
 
     def __init__(
         self,
@@ -144,40 +168,41 @@ class _Acceptor:
         self._keep_alive_timeout = settings.keep_alive_timeout
         self._read_timeout = settings.request_read_timeout
         self._send_timeout = settings.send_timeout
-        self._max_connections = limits.connections
-        self._max_refusals = limits.refusals
-        self._open = 0
-        self._refusing = 0
-        self._full_noted = False
-        self._busy = busy_response(limits.connections)
+        per_ip = min(settings.max_connections_per_ip, limits.connections)
+        self._slots = Slots(limits.connections, per_ip, limits.refusals)
+        self._busy = {
+            ALL_CONNECTIONS: busy_response(limits.connections),
+            PER_IP: peer_busy_response(per_ip),
+        }
+        # When each limit reached may be logged again: once per interval at most.
+        self._quiet_until = dict.fromkeys(self._busy, -math.inf)
         self._serving: set[_HTTP11Server] = set()
         self._too_slow = read_timeout_response(self._read_timeout)
 
     async def __call__(self, stream: trio.SocketStream) -> None:
         try:
-            if self._open >= self._max_connections:
-                await self._refuse(stream)
-            else:
-                await self._serve_counted(stream)
+            ticket = self._slots.admit(_peer(stream))
+            try:
+                if ticket.admission is Admission.SERVE:
+                    await self._serve(stream)
+                else:
+                    await self._past_the_limits(stream, ticket)
+            finally:
+                self._slots.leave(ticket)
         finally:
             # Closed already but where the connection failed before hypercorn had it, or
             # it was refused. (Closing a socket takes no await: nothing to cancel.)
             stream.socket.close()
 
-    async def _serve_counted(self, stream: trio.SocketStream) -> None:
-        self._open += 1
-        try:
-            await self._serve(stream)
-        finally:
-            self._open -= 1
-            if self._open < self._max_connections:
-                self._full_noted = False
-
-    async def _serve(self, stream: trio.SocketStream) -> None:
+    async def _serve(
+        self, stream: trio.SocketStream, peeked: bytes = b"", *, one_request: bool = False
+    ) -> None:
         timer = ConnectionTimer(
             self._keep_alive_timeout, self._read_timeout, since=trio.current_time()
         )
-        connection = Connection(stream, timer, self._send_timeout)
+        connection = Connection(
+            stream, timer, self._send_timeout, peeked=peeked, one_request=one_request
+        )
         app = ASGIWrapper(Exchanges(self._app, connection))
         with connection.scope:
             # hypercorn 0.18 annotates the stream as an SSLStream, but its plain-TCP path
@@ -194,26 +219,70 @@ class _Acceptor:
             # The request's sender learns why; a client that sent nothing yet (idle
             # keep-alive) gets no bytes it could take for the answer to its next request.
             await say_farewell(stream, self._too_slow)
+        elif connection.lingering:
+            await linger(stream)
 
     def close_idle(self) -> None:
         """At shutdown: close the connections between a response and the next request."""
         for server in self._serving:
             server.close_if_idle()
 
-    async def _refuse(self, stream: trio.SocketStream) -> None:
-        if not self._full_noted:
-            self._full_noted = True
-            logger.warning(
-                "%d connections open (ADAPTER_MAX_CONNECTIONS): new ones get 503 until one closes",
-                self._open,
-            )
-        if self._refusing >= self._max_refusals:
+    async def _past_the_limits(self, stream: trio.SocketStream, ticket: Ticket) -> None:
+        """A probe's request is served, in a probe slot; anything else gets the 503 of the
+        limit the connection is past."""
+        past = ticket.past or ALL_CONNECTIONS
+        self._note(past)
+        if ticket.admission is Admission.DROP:
             return  # closed unanswered: a flood must not cost a file per refusal
-        self._refusing += 1
+        head, peeked = await _peek(stream)
+        probe = self._slots.probe(ticket) if head is Head.PROBE else None
+        if probe is None:
+            await say_farewell(stream, self._busy[past], drop_request=True)
+            return
         try:
-            await say_farewell(stream, self._busy, drop_request=True)
+            await self._serve(stream, peeked, one_request=True)
         finally:
-            self._refusing -= 1
+            self._slots.leave(probe)
+
+    def _note(self, past: str) -> None:
+        now = trio.current_time()
+        if now < self._quiet_until[past]:
+            return
+        self._quiet_until[past] = now + ACCEPT_FAILURE_LOG_INTERVAL
+        served = self._slots.served
+        logger.warning(
+            "%d connections open, at most %d from one address (%s reached): new ones get "
+            "503 until one closes, but for probes (/healthz, /readyz, /metrics)",
+            served.total,
+            served.per_peer,
+            past,
+        )
+
+
+def _peer(stream: trio.SocketStream) -> str:
+    """The client's address, as its connections are counted by."""
+    try:
+        address = stream.socket.getpeername()
+    except OSError:
+        return ""  # gone already: hypercorn finds it so, and ends the connection
+    return str(address[0]) if isinstance(address, tuple) else str(address)
+
+
+async def _peek(stream: trio.SocketStream) -> tuple[Head, bytes]:
+    """What a connection past the limits begins with (read from it: the 503 needs it
+    gone, a probe's is served from it), within PEEK_SECONDS: a probe's head, or not."""
+    head, verdict = b"", Head.MORE
+    with trio.move_on_after(PEEK_SECONDS):
+        try:
+            while verdict is Head.MORE:
+                data = await stream.receive_some(PEEK_BYTES)
+                if not data:
+                    break
+                head += data
+                verdict = peeked_head(head, PROBE_PATHS)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+    return (Head.OTHER if verdict is Head.MORE else verdict), head
 
 
 class _HTTP11Server(TCPServer):

@@ -5,6 +5,12 @@ last byte of its body) or responding (the request is read; the answer is being m
 Idle time is bounded by the keep-alive timeout and reading by the read timeout, each
 from the moment the phase began. Responding is never bounded here: a blocking send
 waits as long as its webhook call, and a stream of events may last many minutes.
+
+A new connection is idle too, but keep-alive is for a client that has been served and
+may come back: one that has sent no byte yet is waiting to send its first request, and
+gets no longer for it than a request's read (nor than an idle connection): else a
+client that connects and says nothing holds a slot for the whole keep-alive timeout
+(75 s by default, against a read timeout of 30 s).
 """
 
 from __future__ import annotations
@@ -28,10 +34,14 @@ class ConnectionTimer:
     read_timeout: float
     phase: Phase = Phase.IDLE
     since: float = 0.0
+    #: No byte of a request has arrived yet.
+    fresh: bool = True
 
     @property
     def deadline(self) -> float:
         if self.phase is Phase.IDLE:
+            if self.fresh:
+                return self.since + min(self.keep_alive_timeout, self.read_timeout)
             return self.since + self.keep_alive_timeout
         if self.phase is Phase.READING:
             return self.since + self.read_timeout
@@ -40,7 +50,7 @@ class ConnectionTimer:
     def receiving(self, now: float) -> None:
         """Bytes of a request arrived, or a request whose bytes came earlier begins."""
         if self.phase is Phase.IDLE:
-            self.phase, self.since = Phase.READING, now
+            self.phase, self.since, self.fresh = Phase.READING, now, False
 
     def request_read(self) -> None:
         """The request's body has arrived whole."""

@@ -67,6 +67,23 @@ def test_the_connection_limit_follows_the_call_limits_unless_set() -> None:
     assert settings.max_connections == 15
 
 
+def test_the_per_address_limit_is_the_connection_limit_unless_set_lower() -> None:
+    calls = {"ADAPTER_MAX_CONCURRENT_CALLS": "10", "ADAPTER_MAX_QUEUED_CALLS": "5"}
+    assert load_settings({**GOOD, **calls}).max_connections_per_ip == 30
+    limits = {**calls, "ADAPTER_MAX_CONNECTIONS": "40"}
+    assert load_settings({**GOOD, **limits}).max_connections_per_ip == 40
+    per_peer = {**limits, "ADAPTER_MAX_CONNECTIONS_PER_IP": "10"}
+    assert load_settings({**GOOD, **per_peer}).max_connections_per_ip == 10
+    with pytest.raises(ConfigError) as refused:
+        load_settings({**GOOD, **limits, "ADAPTER_MAX_CONNECTIONS_PER_IP": "41"})
+    assert refused.value.problems == (
+        Problem(
+            "ADAPTER_MAX_CONNECTIONS_PER_IP",
+            "must be at most ADAPTER_MAX_CONNECTIONS (40), got 41",
+        ),
+    )
+
+
 def test_connection_timeouts_are_read() -> None:
     timeouts = {
         "ADAPTER_KEEPALIVE_TIMEOUT": "5",

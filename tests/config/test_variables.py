@@ -47,11 +47,13 @@ DEFAULTS: dict[str, object] = {
     "max_body_bytes": 33554432,  # 32 MiB: a 20 MiB file as base64 in JSON, and room
     "max_reply_bytes": 33554432,
     "memory_budget": 128 * 1024 * 1024,
+    "memory_share": 64 * 1024 * 1024,
     "memory_wait": 10.0,
     "max_concurrent_calls": 1024,
     "max_queued_calls": 1024,
     "max_tasks": 10000,
     "max_connections": 4096,  # twice the two call limits added
+    "max_connections_per_ip": 4096,  # ADAPTER_MAX_CONNECTIONS: an ingress is one address
     "keep_alive_timeout": 75.0,
     "request_read_timeout": 30.0,
     "send_timeout": 30.0,

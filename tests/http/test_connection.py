@@ -3,6 +3,7 @@ report to the timer, when they cut the connection, and the last words written by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import AsyncIterator
@@ -16,6 +17,8 @@ from n8n_a2a.http.connection import (
     Connection,
     Exchanges,
     busy_response,
+    linger,
+    peer_busy_response,
     read_timeout_response,
     say_farewell,
 )
@@ -80,6 +83,17 @@ def test_the_503_asks_to_come_back_and_closes() -> None:
     assert "100 connections open (ADAPTER_MAX_CONNECTIONS)" in str(error["message"])
 
 
+def test_the_503_past_a_peers_share_names_its_limit() -> None:
+    head, headers, document = parse(peer_busy_response(8))
+    assert head.status_code == 503
+    assert headers["retry-after"] == "1" and headers["connection"] == "close"
+    error = cast("dict[str, object]", document["error"])
+    assert error["code"] == ErrorCode.SERVER_BUSY
+    assert "8 connections open to the adapter (ADAPTER_MAX_CONNECTIONS_PER_IP)" in str(
+        error["message"]
+    )
+
+
 def test_the_408_says_which_timeout_and_closes() -> None:
     head, headers, document = parse(read_timeout_response(2.5))
     assert head.status_code == 408 and headers["connection"] == "close"
@@ -115,6 +129,96 @@ async def test_a_farewell_to_a_client_that_is_gone_is_quiet(
     await client.aclose()
     await server.aclose()
     await say_farewell(server, b"bye", drop_request=True)
+
+
+async def test_a_linger_drops_what_the_client_sends_until_it_closes(
+    pair: tuple[trio.SocketStream, trio.SocketStream], nursery: trio.Nursery
+) -> None:
+    server, client = pair
+    done = trio.Event()
+
+    async def lingering() -> None:
+        await linger(server)
+        done.set()
+
+    nursery.start_soon(lingering)
+    assert await client.receive_some() == b""  # the adapter's end is shut for writing
+    with trio.fail_after(5):
+        for _ in range(16):
+            await client.send_all(bytes(64 * 1024))  # all taken, nothing reset
+        assert not done.is_set()
+        await client.send_eof()
+        await done.wait()
+
+
+async def test_a_linger_ends_after_its_time_for_a_client_that_never_stops(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+    nursery: trio.Nursery,
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    server, client = pair
+
+    async def send_for_ever() -> None:
+        with contextlib.suppress(trio.BrokenResourceError):
+            while True:
+                await client.send_all(bytes(1024))
+                await trio.sleep(0.1)
+
+    nursery.start_soon(send_for_ever)
+    start = trio.current_time()
+    await linger(server, seconds=2.0)
+    assert trio.current_time() - start == pytest.approx(2.0)
+    nursery.cancel_scope.cancel()
+
+
+async def test_a_linger_ends_after_its_bytes_for_a_client_that_never_stops(
+    pair: tuple[trio.SocketStream, trio.SocketStream], nursery: trio.Nursery
+) -> None:
+    server, client = pair
+
+    async def send_for_ever() -> None:
+        with contextlib.suppress(trio.BrokenResourceError):
+            while True:
+                await client.send_all(bytes(64 * 1024))
+
+    nursery.start_soon(send_for_ever)
+    with trio.fail_after(5):  # far below its time, far above what 1 MiB takes
+        await linger(server, seconds=60.0, limit=2**20)
+    nursery.cancel_scope.cancel()
+
+
+async def test_peeked_bytes_are_read_first_as_the_requests_own(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    server, client = pair
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=trio.current_time())
+    connection = Connection(server, timer, SEND, peeked=b"GET /healthz")
+    assert await connection.receive_some(4) == b"GET "
+    assert connection.timer.phase is Phase.READING
+    assert await connection.receive_some(64) == b"/healthz"
+    await client.send_all(b" HTTP/1.1\r\n")
+    assert await connection.receive_some(64) == b" HTTP/1.1\r\n"
+
+
+async def test_closed_before_its_request_was_read_a_connection_is_left_to_linger(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    # hypercorn's close after an answer before the body (a 413): its reads are cut, the
+    # socket stays open for the seam's linger, and no 408 follows.
+    server, client = pair
+    connection = connect(server)
+    await client.send_all(b"POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n")
+    with connection.scope:
+        await connection.receive_some()
+        connection.answered = True
+        await connection.send_eof()
+        await connection.aclose()
+        await connection.aclose()  # (hypercorn's close may come twice)
+        await trio.sleep_forever()  # the reads that follow: cut
+    assert connection.lingering and connection.scope.cancelled_caught
+    assert not connection.timed_out_reading
+    assert server.socket.fileno() != -1
+    assert await client.receive_some() == b""  # shut for writing, not closed
 
 
 async def test_a_requests_first_byte_starts_the_read_timeout(
@@ -197,7 +301,7 @@ class Exchange:
     def phases(self) -> list[Phase]:
         return [phase for phase, _ in self.seen]
 
-    async def run(self, scope: Scope, *, read_body: bool) -> None:
+    async def run(self, scope: Scope, *, read_body: bool = False) -> None:
         await Exchanges(self.app(read_body), self.connection)(scope, self.receive, self.send)
 
     def app(self, read_body: bool) -> ASGIFramework:
@@ -245,6 +349,18 @@ async def test_a_body_read_whole_lifts_the_read_timeout_until_the_answer_is_sent
     assert exchange.phases == [Phase.READING, Phase.RESPONDING, Phase.IDLE]
     assert exchange.seen[1][1] == math.inf
     assert exchange.seen[2][1] == exchange.connection.timer.since + KEEP_ALIVE
+
+
+async def test_a_probes_answer_past_the_limits_says_the_connection_closes(
+    pair: tuple[trio.SocketStream, trio.SocketStream],
+) -> None:
+    timer = ConnectionTimer(KEEP_ALIVE, READ, since=trio.current_time())
+    exchange = Exchange(Connection(pair[0], timer, SEND, one_request=True))
+    await exchange.run(http_scope())
+    start = exchange.sent[0]
+    assert start["type"] == "http.response.start"
+    assert list(start["headers"]) == [(b"connection", b"close")]
+    assert exchange.phases == [Phase.RESPONDING, Phase.IDLE]
 
 
 async def test_an_answer_before_the_body_says_the_connection_closes(

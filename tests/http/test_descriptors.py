@@ -16,6 +16,7 @@ from n8n_a2a.http.descriptors import (
     limits_within,
     raised_file_limit,
 )
+from n8n_a2a.http.slots import PROBE_SLOTS
 from tests.support.adapter import make_settings
 
 INFINITY = resource.RLIM_INFINITY
@@ -25,7 +26,7 @@ def test_every_connection_webhook_call_and_push_post_has_a_descriptor() -> None:
     settings = make_settings(
         max_connections=4096, max_concurrent_calls=1024, push_max_concurrent=64
     )
-    needed = 4096 + 1024 + REFUSALS_AT_ONCE + 64 + OTHER_DESCRIPTORS
+    needed = 4096 + 1024 + REFUSALS_AT_ONCE + 64 + PROBE_SLOTS + OTHER_DESCRIPTORS
     assert descriptors_needed(settings) == needed
 
 
@@ -47,7 +48,7 @@ def test_the_limits_shrink_to_fit_a_file_limit_that_cannot_be_raised() -> None:
     assert limits_within(settings, descriptors_needed(settings)) == wanted
     assert limits_within(settings, INFINITY) == wanted
     # 1,024 descriptors beside the fixed ones: shared as configured, 3 : 1 here
-    shrunk = limits_within(settings, 1024 + OTHER_DESCRIPTORS)
+    shrunk = limits_within(settings, 1024 + PROBE_SLOTS + OTHER_DESCRIPTORS)
     assert shrunk == ConnectionLimits(768, REFUSALS_AT_ONCE // 4, 16)
     # Push deliveries go on, one at a time.
     assert limits_within(settings, 10) == ConnectionLimits(1, 0, 1)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from n8n_a2a.http.timer import ConnectionTimer, Phase
 
 
@@ -15,6 +17,27 @@ def test_a_new_connection_is_idle_for_the_keep_alive_timeout() -> None:
     timer = opened()
     assert timer.phase is Phase.IDLE
     assert timer.deadline == 105.0
+
+
+@pytest.mark.parametrize(
+    ("keep_alive", "read", "first_byte_by", "idle_after_a_response"),
+    [
+        (75.0, 30.0, 130.0, 975.0),  # the defaults: a silent client gets the read timeout
+        (5.0, 30.0, 105.0, 905.0),  # a keep-alive shorter than a read: it, as before
+        (30.0, 30.0, 130.0, 930.0),
+    ],
+)
+def test_a_connection_waits_for_its_first_byte_no_longer_than_a_read_nor_an_idle_spell(
+    keep_alive: float, read: float, first_byte_by: float, idle_after_a_response: float
+) -> None:
+    # (Opened at 100; its one request read from 101, answered at 900.)
+    timer = ConnectionTimer(keep_alive_timeout=keep_alive, read_timeout=read, since=100.0)
+    assert (timer.phase, timer.deadline) == (Phase.IDLE, first_byte_by)
+    timer.receiving(101.0)
+    timer.request_read()
+    timer.response_sent(900.0)
+    # Served once: between requests, the keep-alive timeout, whatever the read timeout.
+    assert (timer.phase, timer.deadline) == (Phase.IDLE, idle_after_a_response)
 
 
 def test_the_read_timeout_runs_from_a_requests_first_byte() -> None:

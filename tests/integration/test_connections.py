@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 from functools import partial
@@ -17,6 +18,8 @@ from tests.integration.raw_http import BOUND, SHORT, Client, get, post, post_hea
 from tests.support.adapter import AdapterFactory, free_port, make_settings
 from tests.support.jsonrpc import V1, send_v1
 from tests.support.stub_webhook import StubWebhook
+
+CARD = "/.well-known/agent-card.json"
 
 
 async def cut_for_reading_too_slowly(client: Client) -> None:
@@ -245,8 +248,9 @@ async def test_past_the_connection_limit_a_connection_gets_503_and_is_closed(
         await client.send(get("/healthz"))
         assert (await client.reply()).status == 200
 
+    # (Not a probe: /healthz, /readyz and /metrics are served past the limit, test_probes.py.)
     refused = await Client.open(adapter)
-    await refused.send(get("/healthz"))
+    await refused.send(get(CARD))
     reply = await refused.reply()
     assert reply.status == 503
     assert reply.headers["connection"] == "close"
@@ -263,7 +267,7 @@ async def test_past_the_connection_limit_a_connection_gets_503_and_is_closed(
     with trio.fail_after(BOUND):
         while True:
             client = await Client.open(adapter)
-            await client.send(get("/healthz"))
+            await client.send(get(CARD))
             if (await client.reply()).status == 200:
                 break
             await client.aclose()
@@ -380,3 +384,101 @@ async def test_a_client_that_takes_its_response_slowly_gets_it_whole(
                 body += event.data
     assert trio.current_time() - started > SHORT  # longer in all than the send timeout
     assert len(json.loads(body)["result"]["tasks"]) == 1
+
+
+async def test_a_connection_that_never_sends_a_byte_is_closed_at_the_read_timeout(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Not kept for the keep-alive timeout, which is for a client served once: this one
+    # would hold its slot for it (BOUND * 3 here; closed_by_server fails after BOUND).
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 3)
+    client = await Client.open(adapter)
+    assert await client.closed_by_server() < BOUND
+
+
+async def test_a_413_for_a_40_mib_upload_reaches_an_httpx_client(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # Past ADAPTER_MAX_BODY_BYTES (32 MiB by default): answered at once, with the body
+    # still coming. Closed at once, the bytes left unread reset the connection, and
+    # httpx on asyncio (as most A2A clients run it) reports a read error, not the 413.
+    adapter = await start(stub, start_adapter, keep_alive_timeout=BOUND * 2)
+    envelope = send_v1("answer:x")
+    envelope["params"]["message"]["metadata"] = {"pad": "x" * (40 * 1024 * 1024)}
+    upload = json.dumps(envelope).encode()
+
+    async def five_uploads() -> list[tuple[int, int, str]]:
+        answers = []
+        for _ in range(5):
+            async with httpx.AsyncClient(timeout=BOUND) as http:
+                answer = await http.post(adapter, content=upload, headers=V1)
+            error = answer.json()["error"]
+            answers.append((answer.status_code, error["code"], error["message"]))
+        return answers
+
+    with trio.fail_after(BOUND * 3):
+        answers = await trio.to_thread.run_sync(asyncio.run, five_uploads())
+    assert [(status, code) for status, code, _ in answers] == [(413, -32600)] * 5
+    assert all("ADAPTER_MAX_BODY_BYTES" in message for _, _, message in answers)
+    assert stub.received == []
+
+
+async def sent_for_ever_after_a_413(adapter: str, pause: float) -> float:
+    """Seconds from the 413 to the adapter's close, for a client that goes on sending its
+    body, `pause` between each 16 KiB, and reads nothing more."""
+    client = await Client.open(adapter)
+    await client.send(post_head("/", 10 * 2**30, "A2A-Version: 1.0"))
+    cut = trio.Event()
+
+    async def send_for_ever() -> None:
+        try:
+            while True:
+                await client.send(bytes(16 * 1024))
+                await trio.sleep(pause)
+        except trio.BrokenResourceError:  # reset: the adapter has closed
+            cut.set()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send_for_ever)
+            reply = await client.reply()
+            answered = trio.current_time()
+            assert (reply.status, reply.headers["connection"]) == (413, "close")
+            with trio.fail_after(BOUND):
+                await cut.wait()
+            return trio.current_time() - answered
+    finally:
+        await client.aclose()
+
+
+async def test_a_client_that_never_stops_sending_after_a_413_is_closed_all_the_same(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # The adapter reads and drops what follows an early answer for a bounded time and
+    # size only (connection.py's LINGER_SECONDS, LINGER_BYTES): a client that sends for
+    # ever, slowly (the time bound) or as fast as it can (the bytes bound), is cut, long
+    # before the read timeout.
+    adapter = await start(
+        stub,
+        start_adapter,
+        max_body_bytes=1024,
+        keep_alive_timeout=BOUND * 3,
+        request_read_timeout=BOUND * 3,
+    )
+    assert await sent_for_ever_after_a_413(adapter, pause=0.01) < BOUND
+    assert await sent_for_ever_after_a_413(adapter, pause=0.0) < BOUND
+
+
+async def test_after_a_413_the_rest_of_the_body_is_read_and_the_close_is_clean(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    # RFC 9112 §9.6: the adapter stops writing and reads on. A client that sends the
+    # rest of its body and then its end sees the 413 and an orderly close, no reset.
+    adapter = await start(stub, start_adapter, max_body_bytes=1024, keep_alive_timeout=BOUND * 2)
+    client = await Client.open(adapter)
+    await client.send(post_head("/", 2**20, "A2A-Version: 1.0"))
+    assert (await client.reply()).status == 413
+    with trio.fail_after(BOUND):
+        await client.send(bytes(2**20))
+        await client.stream.send_eof()
+        assert await client.stream.receive_some() == b""
