@@ -14,10 +14,9 @@ from hypercorn.config import Config, Sockets
 
 from . import __version__
 from .app import create_app
-from .app.admission import BudgetedBodies
+from .budget import MemoryBudget, return_freed_payloads
 from .config import Settings
-from .executor import Drained, Executor, MemoryBudget
-from .executor.budget import return_freed_payloads
+from .executor import Drained, Executor
 from .executor.reaper import Leases, keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
@@ -266,7 +265,7 @@ async def serve(
     lookups = Lookups()
     metrics = Metrics()
     return_freed_payloads()
-    budget = MemoryBudget(settings.memory_budget, settings.memory_wait)
+    budget = MemoryBudget(settings.memory_budget, settings.memory_wait, settings.memory_share)
     async with (
         WebhookClient(settings) as webhook,
         PushSender(
@@ -283,13 +282,15 @@ async def serve(
             settings, calls, stores, budget, webhook, push_sender, lookups, metrics
         )
         lifetime = _Shutdown(settings, work, shutdown_trigger)
-        app = create_app(settings, work.executor, metrics, work.push, verifier, stores.problem)
+        app = create_app(
+            settings, work.executor, metrics, work.push, verifier, stores.problem, budget
+        )
 
         async def run_http(task_status: trio.TaskStatus[list[str]]) -> None:
             # Hypercorn's connections, on the sockets bound above, while the executor
             # drains the webhook calls beside them.
             await serve_http(
-                BudgetedBodies(app, budget, settings.max_body_bytes),
+                app,
                 config,
                 settings,
                 limits,

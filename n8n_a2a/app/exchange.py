@@ -19,6 +19,9 @@ from urllib.parse import parse_qsl
 import trio
 from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
 
+from ..budget import CallerKey, Reservation, caller_key
+from ..core.errors import AtCapacity
+
 
 class BodyTooLarge(Exception):
     """The request's body is larger than ADAPTER_MAX_BODY_BYTES (announced, or as read)."""
@@ -57,6 +60,20 @@ class Asked:
         self.headers = Fields.of_headers(scope["headers"])
         self._receive = receive
         self._max_body_bytes = max_body_bytes
+        client = scope.get("client")
+        #: The client's address: who an anonymous caller is, under the memory budget.
+        self.peer = client[0] if client else None
+        #: Under ADAPTER_MEMORY_BUDGET (admission.py): whose bytes the request's are, its
+        #: body's reservation once its caller is known, and its answer's.
+        self.caller: CallerKey = caller_key(None, self.peer)
+        self.held: Reservation | None = None
+        self.answer: Reservation | None = None
+
+    def settle(self) -> None:
+        """The exchange is over: whatever its request and answer still hold is given back."""
+        for reservation in (self.held, self.answer):
+            if reservation is not None:
+                reservation.give_back()
 
     @cached_property
     def args(self) -> dict[str, str]:
@@ -70,8 +87,10 @@ class Asked:
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
 
-    async def body(self) -> bytes:
-        """The whole body; BodyTooLarge past the bound, announced or as it comes."""
+    async def body(self, room: Reservation | None = None) -> bytes:
+        """The whole body; BodyTooLarge past the bound, announced or as it comes. With a
+        `room`, each piece is charged to it as it arrives: AtCapacity, once the rest was
+        read and dropped, when the budget had no room for it within its wait."""
         announced = self.headers.get("content-length")
         if announced is not None and announced.isdigit() and int(announced) > self._max_body_bytes:
             raise BodyTooLarge
@@ -83,12 +102,50 @@ class Asked:
             event = await self._receive()
             if event["type"] != "http.request":
                 break  # the client has gone: its connection's scope ends this request
-            body += event.get("body", b"")
+            piece = event.get("body", b"")
+            body += piece
             if len(body) > self._max_body_bytes:
                 raise BodyTooLarge
-            if not event.get("more_body", False):
+            more = event.get("more_body", False)
+            if room is not None and piece:
+                await self._charged(room, len(piece), body, more)
+            if not more:
                 break
         return bytes(body)
+
+    async def _charged(self, room: Reservation, size: int, body: bytearray, more: bool) -> None:
+        try:
+            await room.grow(size)
+        except AtCapacity:
+            # Refused having done nothing: what came is dropped and given back at once
+            # (others may wait for it), and so is what is still to come (answered before
+            # it is read, a client still sending it would lose the answer to the
+            # connection's close).
+            del body[:]
+            room.give_back()
+            if more:
+                await self._drop_rest()
+            raise
+
+    async def opening(self, size: int) -> bytes:
+        """The body's first `size` bytes, the rest read and dropped: what a refused
+        caller's request is read for (its id, to echo) holds no more than that."""
+        kept = bytearray()
+        while len(kept) < size:
+            event = await self._receive()
+            if event["type"] != "http.request":
+                return bytes(kept)
+            kept += event.get("body", b"")[: size - len(kept)]
+            if not event.get("more_body", False):
+                return bytes(kept)
+        await self._drop_rest()
+        return bytes(kept)
+
+    async def _drop_rest(self) -> None:
+        while True:
+            event = await self._receive()
+            if event["type"] != "http.request" or not event.get("more_body", False):
+                return
 
 
 class LastPiece(bytes):
@@ -126,10 +183,12 @@ def not_allowed(allowed: str) -> Answer:
     return answer
 
 
-async def send_answer(answer: Answer, send: ASGISendCallable) -> None:
+async def send_answer(
+    answer: Answer, send: ASGISendCallable, room: Reservation | None = None
+) -> None:
     """Send the answer: a body of bytes with its Content-Length, a stream as it comes (each
     piece at once, a LastPiece with the body's end, the stream closed however its sending
-    ends)."""
+    ends). With a `room`, each piece is held under the memory budget until written."""
     headers = [
         (name.lower().encode("latin-1"), value.encode("latin-1"))
         for name, value in answer.headers.items()
@@ -139,6 +198,8 @@ async def send_answer(answer: Answer, send: ASGISendCallable) -> None:
     body = answer.body
     if isinstance(body, bytes):
         headers.append((b"content-length", str(len(body)).encode()))
+        if room is not None:
+            room.force(len(body) - room.size)  # a read asked for its part already
         await send({"type": "http.response.start", "status": answer.status, "headers": headers})
         await send({"type": "http.response.body", "body": body, "more_body": False})
         return
@@ -147,7 +208,11 @@ async def send_answer(answer: Answer, send: ASGISendCallable) -> None:
         ended = False
         async for piece in body:
             ended = isinstance(piece, LastPiece)
+            if room is not None:
+                room.force(len(piece))
             await send({"type": "http.response.body", "body": piece, "more_body": not ended})
+            if room is not None:
+                room.give_back(len(piece))
         if not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 import trio
 from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallable, Scope
 
+from ..budget import MemoryBudget
 from ..config import Settings
 from ..executor import Executor
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.versions import V1
 from ..push.service import PushNotifications
+from .admission import answer_room
 from .card import CardRoute, card_paths
 from .edge import HEALTH_PATHS, Edge, protected_resource
 from .exchange import Answer, Asked, not_allowed, send_answer
@@ -89,12 +91,15 @@ class Front:
             return
         asked = Asked(scope, receive, self._edge.settings.max_body_bytes)
         try:
-            answer = await route(asked)
-        except Exception:
-            # The traceback goes to the log; the caller gets its binding's error without it.
-            logger.exception("unhandled error on %s %s", asked.method, asked.path)
-            answer = self._internal_error(path, asked)
-        await send_answer(answer, send)
+            try:
+                answer = await route(asked)
+            except Exception:
+                # The traceback goes to the log; the caller gets its binding's error without it.
+                logger.exception("unhandled error on %s %s", asked.method, asked.path)
+                answer = self._internal_error(path, asked)
+            await send_answer(answer, send, answer_room(self._edge, asked))
+        finally:
+            asked.settle()
 
     def _route(self, method: str, path: str) -> Route | None:
         """The A2A route of a request, or None for the operator's app."""
@@ -194,8 +199,11 @@ def create_app(
     push: PushNotifications,
     verifier: OidcVerifier | None = None,
     store_problem: Callable[[], str | None] = lambda: None,
+    budget: MemoryBudget | None = None,
 ) -> Front:
     """The app; with a verifier (ADAPTER_OIDC_ISSUER) every request's token is verified.
-    `store_problem` says why the task store is not ready (None: it is)."""
+    `store_problem` says why the task store is not ready (None: it is); `budget`:
+    ADAPTER_MEMORY_BUDGET, which each request's body and answer are charged to."""
     resource = protected_resource(settings)
-    return Front(Edge(settings, executor, metrics, push, verifier, store_problem, resource))
+    edge = Edge(settings, executor, metrics, push, verifier, store_problem, resource, budget)
+    return Front(edge)

@@ -12,7 +12,7 @@ from functools import partial
 
 from ..auth.caller import Caller
 from ..config import Settings
-from ..core.errors import AdapterError, AuthFailure
+from ..core.errors import AdapterError, AtCapacity, AuthFailure
 from ..observability import traces
 from ..protocol import jsonrpc
 from ..protocol.codec import Codec
@@ -30,6 +30,8 @@ from .streams import EventStreams, JsonRpcFrames, answers_with_events
 
 logger = logging.getLogger(__name__)
 
+#: The most of a refused caller's body read for its id; the rest is read and dropped.
+REFUSED_BODY_BYTES = 64 * 1024
 _EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": ...}}'
 
 
@@ -58,13 +60,13 @@ class JsonRpcEndpoint:
             status = auth_status(failure)
             refused = refuse(edge, request_id, codec, wire_error(failure), status=status)
             return edge.refused_caller(failure, refused)
-        if (full := admission.refusal(asked)) is not None:
-            # The memory budget had no room for the body: it was dropped unread, id and all.
-            return refuse(edge, None, codec, wire_error(full))
         try:
-            body = await asked.body()
+            body = await asked.body(admission.room(edge, asked, owner))
         except BodyTooLarge:
             return refuse(edge, None, codec, body_too_large(edge.settings), status=413)
+        except AtCapacity as full:
+            # The memory budget had no room for the body: it was dropped, id and all.
+            return refuse(edge, None, codec, wire_error(full))
         if not is_json(asked.content_type):
             error = A2AError(
                 ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
@@ -107,8 +109,8 @@ class JsonRpcEndpoint:
             if answers_with_events(operation):
                 frames = JsonRpcFrames(request_id, codec)
                 return await self._streams.open(frames, operation, caller, method, held)
-            delivery = admission.delivery(asked)
-            result = await perform(edge, codec, operation, caller, held, delivery)
+            answer = admission.answer_room(edge, asked)
+            result = await perform(edge, codec, operation, caller, held, answer)
         except (A2AError, AdapterError) as error:
             return refuse(edge, request_id, codec, wire_error(error), method)
         except Exception:
@@ -209,13 +211,10 @@ def _is_not_json_rpc(body: bytes) -> bool:
 
 
 async def _readable_id(asked: Asked) -> jsonrpc.RequestId:
-    """The request's id for an answer that comes before the body is judged (null when the
-    body is not JSON-RPC or is too large to read)."""
-    try:
-        body = await asked.body()
-    except BodyTooLarge:
-        return None
-    return _salvage_id(body)
+    """The request's id for an answer that comes before the body is judged (null when its
+    body's opening is not JSON-RPC): a refused caller's body is read no further than
+    that, and charged to nobody."""
+    return _salvage_id(await asked.opening(REFUSED_BODY_BYTES))
 
 
 def _salvage_id(body: bytes) -> jsonrpc.RequestId:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..core.errors import AdapterError, AuthFailure
+from ..core.errors import AdapterError, AtCapacity, AuthFailure
 from ..observability import traces
 from ..protocol import rest, sse
 from ..protocol.codec import Codec
@@ -77,14 +77,15 @@ class RestBinding:
         if refusal is not None:
             return refuse(edge, refusal, accept, method)
         caller = negotiation.caller(owner)
-        if (full := admission.refusal(asked)) is not None:
-            return refuse(edge, wire_error(full), accept, method)  # its body was dropped unread
+        held = admission.room(edge, asked, owner)
         body = b""
         if matched.body:
             try:
-                body = await asked.body()
+                body = await asked.body(held)
             except BodyTooLarge:
                 return refuse(edge, body_too_large(edge.settings), accept, method, 413)
+            except AtCapacity as full:
+                return refuse(edge, wire_error(full), accept, method)  # its body was dropped
             if body.strip() and not is_json(asked.content_type):
                 wrong_type = A2AError(
                     ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
@@ -101,8 +102,8 @@ class RestBinding:
             if answers_with_events(operation):
                 frames = RestFrames(codec)
                 return await self._streams.open(frames, operation, caller, method, held)
-            delivery = admission.delivery(asked)
-            result = await perform(edge, codec, operation, caller, held, delivery)
+            room = admission.answer_room(edge, asked)
+            result = await perform(edge, codec, operation, caller, held, room)
         except (A2AError, AdapterError) as error:
             return refuse(edge, wire_error(error), accept, method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)

@@ -14,8 +14,8 @@ from typing import Protocol, TypeGuard
 import trio
 
 from ..auth.caller import Caller
+from ..budget import Reservation
 from ..core.errors import AdapterError, SubscriberTooSlow
-from ..executor import Reservation
 from ..executor.subscriptions import StreamQuota, TaskStream
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec

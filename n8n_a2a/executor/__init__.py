@@ -18,6 +18,7 @@ from datetime import datetime
 import trio
 
 from ..auth.caller import Caller
+from ..budget import MemoryBudget, Reservation
 from ..core import lifecycle, turns
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
@@ -33,7 +34,6 @@ from ..protocol.model import (
 )
 from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
-from .budget import MemoryBudget, Reservation
 from .calls import CallRunner, Drained, Workflow
 from .intake import InlinePush, Intake
 from .recorder import TaskRecorder
@@ -41,7 +41,7 @@ from .reports import TurnReporter
 from .subscriptions import DEFAULT_BUFFER, TaskStream
 from .waits import InputWaits
 
-__all__ = ["Drained", "Executor", "MemoryBudget", "Reservation"]
+__all__ = ["Drained", "Executor"]
 
 
 class Executor:

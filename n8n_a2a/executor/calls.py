@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from ..auth.caller import Caller
+from ..budget import MemoryBudget, Reservation, caller_key
 from ..core import lifecycle
 from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
 from ..core.errors import AtCapacity, StoreUnavailable
@@ -37,7 +38,6 @@ from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
 from ..store import TaskEvents
 from ..webhook.client import ReplyRoom, WebhookRequest
-from .budget import MemoryBudget, Reservation
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
@@ -86,10 +86,9 @@ class _Call:
     #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
     over: bool = False
     span: traces.Span | None = None  # its turn's, with tracing on
-    #: Under ADAPTER_MEMORY_BUDGET: its request's bytes (passed on by the send) and its
-    #: reply's as read, both given back when the call ends.
-    held: Reservation | None = None
-    reply: Reservation | None = None
+    #: Under ADAPTER_MEMORY_BUDGET: its request's bytes (passed on by the send), then its
+    #: reply's as read, given back when the call ends.
+    room: Reservation | None = None
 
 
 class CallRunner:
@@ -188,8 +187,7 @@ class CallRunner:
             caller,
             self._events.subscribe(task.id, self._cut_if_ended),
             span=span,
-            held=held.pass_on() if held is not None else None,
-            reply=self._budget.reservation() if self._budget is not None else None,
+            room=self._room(task, caller, held),
         )
         self._calls[task.id] = call
         # From now on a cut of the task, made anywhere, reaches the call.
@@ -210,6 +208,19 @@ class CallRunner:
                 raise
         self._nursery.start_soon(self._run, call, slot, name=f"webhook call of task {task.id}")
         return task
+
+    def _room(self, task: Task, caller: Caller, held: Reservation | None) -> Reservation | None:
+        """The call's room under the budget: the request's, passed on by its send (or a new
+        one, for the task's owner), its results kept as that caller's."""
+        if self._budget is None:
+            return None
+        room = (
+            held.pass_on()
+            if held is not None
+            else self._budget.reservation(caller_key(caller.owner))
+        )
+        self._budget.works_for(task.id, room.caller)
+        return room
 
     async def _run(self, call: _Call, slot: Slot) -> None:
         """The call's own task: the workflow called in the call's slot, its verdict
@@ -269,9 +280,8 @@ class CallRunner:
         if self._calls.get(call.request.task_id) is call:
             del self._calls[call.request.task_id]
         call.hearing.__exit__(None, None, None)
-        for reservation in (call.held, call.reply):
-            if reservation is not None:
-                reservation.give_back()
+        if call.room is not None:
+            call.room.give_back()
         if not self._calls and self._none_left is not None:
             self._none_left.set()
 
@@ -279,7 +289,7 @@ class CallRunner:
         started = trio.current_time()
         try:
             relay = self._relay(call)
-            reply = await self._workflow.call(call.request, call.caller, relay, call.reply)
+            reply = await self._workflow.call(call.request, call.caller, relay, call.room)
             call.webhook_status = (
                 reply.status if isinstance(reply, HttpReply | StreamedReply) else None
             )

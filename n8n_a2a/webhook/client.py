@@ -46,8 +46,12 @@ _INFLATED = ("gzip", "deflate")
 
 
 class ReplyRoom(Protocol):
-    """Room for a reply's bytes under ADAPTER_MEMORY_BUDGET (executor/budget.py's
-    Reservation): `take` each piece as it is read; AtCapacity when it cannot be had."""
+    """Room for a reply's bytes under ADAPTER_MEMORY_BUDGET (budget/room.py's
+    Reservation, the request's own): `forwarded` once the request went out, its bytes room
+    for the reply from then on; `take` each piece as it is read; AtCapacity when it
+    cannot be had."""
+
+    def forwarded(self) -> None: ...
 
     async def take(self, size: int) -> None: ...
 
@@ -248,6 +252,8 @@ class WebhookClient:
         fields = field_lines((name.encode(), value.encode()) for name, value in headers.items())
         head = b"POST %b HTTP/1.1\r\n%b%b\r\n" % (self._target, self._fixed_fields, fields)
         async with self._pool.exchange(self._origin, head, body) as reply:
+            if room is not None:
+                room.forwarded()  # the request is out, its head answered
             encoding = reply.header(b"content-encoding").strip().lower()
             if encoding == "identity":
                 encoding = ""

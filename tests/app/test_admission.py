@@ -1,5 +1,6 @@
-"""Request bodies under ADAPTER_MEMORY_BUDGET, through the real adapter: reserved before
-they are read, refused retryably (and unread) past the wait, given back when done."""
+"""Request bodies under ADAPTER_MEMORY_BUDGET, through the real adapter: charged to their
+caller as their bytes come (nothing for a promise, nothing for a caller not verified),
+refused retryably past the wait, given back when done; reads that release nothing."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import httpx
 import trio
 
-from n8n_a2a.app.admission import body_size, message_values
+from n8n_a2a.app.admission import message_values
 from n8n_a2a.protocol.model import Message, Part, Role
 from tests.support.adapter import AdapterFactory
 from tests.support.jsonrpc import V1, call, rpc, send_v1
@@ -30,19 +31,6 @@ def with_data(document: dict[str, Any], data: object) -> dict[str, Any]:
     """The send with a data part beside its text."""
     document["params"]["message"]["parts"].append({"data": data})
     return document
-
-
-def scope(headers: list[tuple[bytes, bytes]]) -> Any:
-    return {"type": "http", "headers": headers}
-
-
-def test_the_bytes_reserved_are_the_body_s_length_or_the_bound_for_a_chunked_one() -> None:
-    assert body_size(scope([(b"content-length", b"5000")]), 32 * KiB) == 5000
-    assert body_size(scope([(b"Content-Length", b"5000")]), 32 * KiB) == 5000
-    assert body_size(scope([(b"transfer-encoding", b"chunked")]), 32 * KiB) == 32 * KiB
-    # Past the bound it is quart's 413, unread; a GET has no body.
-    assert body_size(scope([(b"content-length", b"40000")]), 32 * KiB) == 0
-    assert body_size(scope([]), 32 * KiB) == 0
 
 
 async def test_a_send_past_the_budget_is_refused_retryably_and_does_nothing(

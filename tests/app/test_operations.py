@@ -10,8 +10,9 @@ import pytest
 from n8n_a2a.app.edge import Edge
 from n8n_a2a.app.operations import perform
 from n8n_a2a.auth.caller import Caller
+from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.errors import AtCapacity
-from n8n_a2a.executor import Executor, MemoryBudget
+from n8n_a2a.executor import Executor
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import GetTask, ListTasks, Message, Part, Role, SendMessage
@@ -57,41 +58,42 @@ async def test_a_push_operation_on_a_task_the_caller_cannot_see_is_an_unknown_ta
     assert refused.value.code is ErrorCode.TASK_NOT_FOUND
 
 
-async def test_a_get_task_holds_what_its_answer_carries_under_the_memory_budget() -> None:
-    budget = MemoryBudget(64 * 1024, wait=0.0)
+async def test_a_get_task_holds_what_its_answer_copies_as_a_read() -> None:
+    """Within its caller's share, whatever the budget's room; it releases nothing."""
+    budget = MemoryBudget(64 * 1024, wait=0.0, share=16 * 1024)
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         edge = edge_of(executor)
         long = SendMessage(Message("m-1", Role.USER, (Part("x" * 5000),)), blocking=True)
         sent = await perform(edge, V1, long, Caller())
         assert isinstance(sent, dict)
-        delivery = budget.reservation()
-        await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), delivery=delivery)
+        answer = budget.reservation("ann")
+        others = budget.reservation("bob")
+        others.force(64 * 1024)  # the budget is full: a read is held all the same
+        await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), answer=answer)
         # Its text, asked and answered (the same text, counted once each way it came).
-        assert delivery.size >= 5000
-        held = await budget.reserve(64 * 1024 - delivery.size)
-        with pytest.raises(AtCapacity) as refused:
-            await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), delivery=delivery)
-        assert "ADAPTER_MEMORY_BUDGET" in refused.value.message
-        held.give_back()
-        delivery.give_back()
+        assert answer.size >= 5000
+        with pytest.raises(AtCapacity) as refused:  # past ann's share with the first
+            for _ in range(3):
+                await perform(edge, V1, GetTask(sent["task"]["id"]), Caller(), answer=answer)
+        assert "ADAPTER_MEMORY_SHARE" in refused.value.message
+        others.give_back()
+        answer.give_back()
     assert budget.held == 0
 
 
-async def test_a_task_list_holds_what_its_page_carries_under_the_memory_budget() -> None:
-    budget = MemoryBudget(64 * 1024, wait=0.0)
+async def test_a_task_list_holds_what_its_page_copies_as_a_read() -> None:
+    budget = MemoryBudget(64 * 1024, wait=0.0, share=48 * 1024)
     async with executor_for(ScriptedWorkflow(everything=True)) as executor:
         edge = edge_of(executor)
         for n in range(3):
             long = SendMessage(Message(f"m-{n}", Role.USER, (Part("x" * 5000),)), blocking=True)
             await perform(edge, V1, long, Caller())
-        delivery = budget.reservation()
+        answer = budget.reservation("ann")
         listed = ListTasks(include_artifacts=True)
-        page = await perform(edge, V1, listed, Caller(), delivery=delivery)
+        page = await perform(edge, V1, listed, Caller(), answer=answer)
         assert isinstance(page, dict) and len(page["tasks"]) == 3
-        assert delivery.size >= 3 * 5000  # each task's text at least
-        held = await budget.reserve(64 * 1024 - delivery.size)
+        assert answer.size >= 3 * 5000  # each task's text at least
         with pytest.raises(AtCapacity):
-            await perform(edge, V1, listed, Caller(), delivery=delivery)
-        held.give_back()
-        delivery.give_back()
+            await perform(edge, V1, listed, Caller(), answer=answer)
+        answer.give_back()
     assert budget.held == 0

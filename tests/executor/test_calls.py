@@ -17,10 +17,11 @@ import trio.lowlevel
 import trio.testing
 
 from n8n_a2a.auth.caller import Caller
+from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
-from n8n_a2a.executor import Executor, MemoryBudget
+from n8n_a2a.executor import Executor
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
 from n8n_a2a.store import Change, Moved
@@ -424,7 +425,8 @@ async def test_a_chunk_read_in_the_step_of_a_cut_does_not_follow_the_end() -> No
 
 
 class Reading(ScriptedWorkflow):
-    """Takes room for a reply of `size` bytes as the webhook client reads it, then answers."""
+    """Takes room for a reply of `size` bytes as the webhook client reads it, its request
+    forwarded first, then answers."""
 
     def __init__(self, size: int) -> None:
         super().__init__(everything=True)
@@ -438,6 +440,7 @@ class Reading(ScriptedWorkflow):
         room: ReplyRoom | None = None,
     ) -> WebhookReply:
         assert room is not None
+        room.forwarded()
         await room.take(self.size)
         return await super().call(request, caller)
 
@@ -453,21 +456,24 @@ async def test_a_reply_the_budget_cannot_hold_fails_its_task_naming_the_budget()
         assert failed.status.message is not None
         reason = failed.status.message.parts[0].text
         assert "its reply could not be held" in reason
-        assert "than the whole memory budget (ADAPTER_MEMORY_BUDGET, 1,048,576 bytes)" in reason
+        assert "of the memory budget (ADAPTER_MEMORY_BUDGET, 1,048,576 bytes)" in reason
         assert budget.held == 0
 
 
-async def test_a_call_holds_its_request_and_reply_until_it_ends() -> None:
+async def test_a_call_holds_its_request_then_its_reply_until_it_ends() -> None:
     budget = MemoryBudget(4 * 1024 * 1024, wait=0.1)
     workflow = Reading(1000)
     workflow.everything = False
     async with executor_for(workflow, budget=budget) as executor:
-        held = await budget.reserve(100_000)
+        held = budget.reservation("ann")
+        await held.grow(100_000)
         started = await executor.send(message("wait"), Caller(), held)
         held.give_back()  # the request is answered: its call holds the bytes now
         await trio.testing.wait_all_tasks_blocked()
         assert len(workflow.calls) == 1
-        assert budget.held == 100_000 + 256 * 1024  # and a step of its reply's room
+        # The reply's first 1000 bytes fit in what the forwarded request held.
+        assert budget.held == 100_000
+        assert budget.caller_holds("ann") == 100_000
         workflow.release("wait")
         await trio.testing.wait_all_tasks_blocked()
         assert is_terminal((await executor.get(started.id, Caller())).status.state)

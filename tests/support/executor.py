@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import trio
 
 from n8n_a2a.auth.caller import Caller
+from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.contract import HttpReply, WebhookReply
-from n8n_a2a.executor import Executor, MemoryBudget
+from n8n_a2a.executor import Executor
 from n8n_a2a.executor.intake import InlinePush
 from n8n_a2a.executor.subscriptions import TaskStream
 from n8n_a2a.observability.metrics import Metrics

@@ -141,6 +141,10 @@ class CountingRoom:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.taken = 0
+        self.forwarded_at: int | None = None
+
+    def forwarded(self) -> None:
+        self.forwarded_at = self.taken
 
     async def take(self, size: int) -> None:
         if self.taken + size > self.limit:
