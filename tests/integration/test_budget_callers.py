@@ -11,6 +11,8 @@ from tests.support.adapter import AdapterFactory
 from tests.support.jsonrpc import V1, call, rpc, send_v1
 from tests.support.stub_webhook import StubWebhook
 
+Headers = dict[str, str]
+
 MiB = 1024 * 1024
 
 
@@ -26,6 +28,17 @@ async def promises(adapter: str, heads: list[bytes]) -> list[Client]:
         await client.send(head)
     await trio.sleep(0.3)  # each head read, its request at its route
     return clients
+
+
+async def two_callers(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> tuple[str, Headers, Headers]:
+    """An adapter whose budget holds two callers' shares of 4 MiB, and the two callers."""
+    adapter = await start_adapter(
+        stub.url, memory_budget=8 * MiB, memory_share=4 * MiB, max_body_bytes=4 * MiB
+    )
+    ann, bob = ({**V1, "Authorization": f"Bearer {name}"} for name in ("ann", "bob"))
+    return adapter, ann, bob
 
 
 async def test_header_only_promises_hold_nothing_and_every_other_send_goes_on(
@@ -66,10 +79,7 @@ async def test_a_caller_without_a_token_can_release_nobody_s_results(
 async def test_reading_your_own_task_releases_nobody_s_results(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start_adapter(
-        stub.url, memory_budget=8 * MiB, memory_share=4 * MiB, max_body_bytes=4 * MiB
-    )
-    ann, bob = ({**V1, "Authorization": f"Bearer {name}"} for name in ("ann", "bob"))
+    adapter, ann, bob = await two_callers(stub, start_adapter)
     texts = {"bob": "b" * 1_400_000, "ann": "a" * 1_400_000}  # bob's is the older
     ids = {}
     for name, headers in (("bob", bob), ("ann", ann)):
@@ -87,10 +97,7 @@ async def test_reading_your_own_task_releases_nobody_s_results(
 async def test_a_caller_s_own_sends_release_its_own_oldest_results_first(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start_adapter(
-        stub.url, memory_budget=8 * MiB, memory_share=4 * MiB, max_body_bytes=4 * MiB
-    )
-    ann, bob = ({**V1, "Authorization": f"Bearer {name}"} for name in ("ann", "bob"))
+    adapter, ann, bob = await two_callers(stub, start_adapter)
     bob_sent = await rpc(adapter, send_v1("answer:" + "b" * 1_400_000), bob)
     ann_ids = []
     for letter in "xyz":  # each 2.8 MB kept: past ann's share by the second

@@ -77,14 +77,21 @@ async def test_idle_connections_in_every_slot_leave_the_probes_answered(
             await client.aclose()
 
 
-async def test_a_probe_past_the_limit_is_served_one_request_only(
-    stub: StubWebhook, start_adapter: AdapterFactory
-) -> None:
+async def full(stub: StubWebhook, start_adapter: AdapterFactory) -> tuple[str, Client]:
+    """An adapter of one connection, held by a client (returned: it stays open), past
+    which new connections are refused."""
     adapter = await start(stub, start_adapter, max_connections=1, keep_alive_timeout=NEVER)
     held = await Client.open(adapter)
     await held.send(get(CARD))
     assert (await held.reply()).status == 200
     await until_refused(adapter)
+    return adapter, held
+
+
+async def test_a_probe_past_the_limit_is_served_one_request_only(
+    stub: StubWebhook, start_adapter: AdapterFactory
+) -> None:
+    adapter, _held = await full(stub, start_adapter)  # (held open: the one slot taken)
     probe = await Client.open(adapter)
     # A second request behind the probe's, on its connection: never read.
     await probe.send(get("/healthz") + get(CARD))
@@ -96,11 +103,7 @@ async def test_a_probe_past_the_limit_is_served_one_request_only(
 async def test_past_the_limit_only_a_probes_get_without_a_body_is_served(
     stub: StubWebhook, start_adapter: AdapterFactory
 ) -> None:
-    adapter = await start(stub, start_adapter, max_connections=1, keep_alive_timeout=NEVER)
-    held = await Client.open(adapter)
-    await held.send(get(CARD))
-    assert (await held.reply()).status == 200
-    await until_refused(adapter)
+    adapter, _held = await full(stub, start_adapter)  # (held open: the one slot taken)
     refused = [
         b"POST /healthz HTTP/1.1\r\nHost: adapter\r\nContent-Length: 2\r\n\r\n{}",
         get("/healthz", "Content-Length: 5") + b"hello",
