@@ -157,6 +157,8 @@ async def test_an_error_answer_marks_the_request_span_with_its_code(
     assert request.attributes["a2a.error.code"] == -32001
     assert request.status.status_code is StatusCode.ERROR
     assert not named(spans, "A2A task")
+    # An id a caller made up, for a task that does not exist, is on no span.
+    assert "a2a.task_id" not in request.attributes
 
 
 async def test_a_cancel_ends_the_task_span_canceled_and_cuts_the_webhook_span(
