@@ -16,7 +16,8 @@ are released first, then it waits for what it holds to shrink. A holder is grant
 its bytes fit the budget; when only kept bytes are in the way, the ledger answers
 Release with the caller's own oldest results first, then those of callers past their
 share, never another caller's within it. A read (an answer copying what is held or
-kept already) never releases anything: it is held within its caller's share alone.
+kept already) never releases anything: it is held within its caller's share, and
+within the budget beside what is in flight (what is kept does not count against it).
 
 The line is not first come, first served: whoever fits is granted, so a small request
 never waits behind a large one that does not fit. Replies being read (urgent: they finish
@@ -82,7 +83,8 @@ class Asked:
     size: int
     urgent: bool = False  # a reply being read
     #: An answer that copies what is held or kept already (GetTask, ListTasks): held
-    #: within its caller's share whatever the budget's room, never releasing anything.
+    #: within its caller's share and beside what is in flight, whatever is kept, never
+    #: releasing anything.
     read: bool = False
 
 
@@ -128,7 +130,9 @@ class Ledger:
             return NEVER
         caller = asked.caller
         if asked.read:
-            if self._caller_held.get(caller, 0) + asked.size > self.share:
+            # Beside what is in flight, not what is kept: it copies what is kept.
+            in_flight = self.held + asked.size > self.budget
+            if in_flight or self._caller_held.get(caller, 0) + asked.size > self.share:
                 return self._queue(holder, asked)
             self._grant(holder, caller, asked.size)
             return GRANTED

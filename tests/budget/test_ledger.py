@@ -110,6 +110,9 @@ def test_a_read_releases_nothing_and_is_held_within_its_caller_s_share() -> None
     assert ledger.ask("read", ask("ann", 4, read=True)) == GRANTED  # past the room: a copy
     assert ledger.ask("read 2", ask("ann", 1, read=True)) == WAIT  # past ann's share held
     assert (ledger.kept, ledger.held) == (6 * MiB, 4 * MiB)
+    assert ledger.ask("read 3", ask("bob", 4, read=True)) == GRANTED
+    # Reads in flight fill the budget (however many callers read): the next one waits.
+    assert ledger.ask("read 4", ask("cid", 1, read=True)) == WAIT
 
 
 def test_a_copy_already_made_is_forced_and_new_requests_wait_for_it() -> None:
