@@ -125,6 +125,26 @@ def _form_entry(file: FileContent, field: str) -> JSONObject:
     return {"name": file.name, "mediaType": file.media_type, "size": size, "field": field}
 
 
+class Outgoing:
+    """A request's body until it is sent, and what is said of it after: the pool takes the
+    bytes (`take`) and drops them once written, so that no frame of the call holds them
+    while the reply is read (the request's bytes are the reply's room by then)."""
+
+    __slots__ = ("_body", "content_type", "multipart", "size")
+
+    def __init__(self, body: Body) -> None:
+        self._body: Body | None = body
+        self.size = len(body)
+        self.multipart = isinstance(body, FormBody)
+        self.content_type = body.content_type if isinstance(body, FormBody) else "application/json"
+
+    def take(self) -> Body:
+        """The body, once: this holds it no more."""
+        body, self._body = self._body, None
+        assert body is not None, "a request's body is sent once"
+        return body
+
+
 class WebhookClient:
     """Calls one webhook over its connection pool; use as an async context manager.
 
@@ -172,23 +192,23 @@ class WebhookClient:
         """POST the request; every way it can go wrong comes back as a WebhookReply, but
         a reply `room` cannot hold (its AtCapacity). `relay`: where a streamed reply's
         text goes as it comes."""
-        body: Body = request.form() if self._multipart else request.body()
+        outgoing = Outgoing(request.form() if self._multipart else request.body())
         headers = {
-            "Content-Type": body.content_type if isinstance(body, FormBody) else "application/json",
+            "Content-Type": outgoing.content_type,
             # Stated, not chunked: n8n refuses a JSON body past its bound from the length alone.
-            "Content-Length": str(len(body)),
+            "Content-Length": str(outgoing.size),
             **dict(caller.trace_headers),
         }
         token = caller.subject_token
         if token is not None:
             headers["X-Subject-Token"] = token
         if traces.active.enabled:
-            return await self._traced(body, headers, caller, relay, room)
-        return await self._exchange(body, headers, token, relay, room)
+            return await self._traced(outgoing, headers, caller, relay, room)
+        return await self._exchange(outgoing, headers, token, relay, room)
 
     async def _traced(
         self,
-        body: Body,
+        outgoing: Outgoing,
         headers: dict[str, str],
         caller: Caller,
         relay: Relay | None,
@@ -200,7 +220,7 @@ class WebhookClient:
         headers.update(span.headers())
         started = trio.current_time()
         try:
-            reply = await self._exchange(body, headers, caller.subject_token, relay, room)
+            reply = await self._exchange(outgoing, headers, caller.subject_token, relay, room)
         except BaseException:
             span.fail("cut before its reply")  # the task was canceled, or the adapter stops
             raise
@@ -218,7 +238,7 @@ class WebhookClient:
 
     async def _exchange(
         self,
-        body: Body,
+        outgoing: Outgoing,
         headers: dict[str, str],
         token: str | None,
         relay: Relay | None,
@@ -228,7 +248,7 @@ class WebhookClient:
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return _sent(await self._post(body, headers, token, relay, room), body)
+                return _sent(await self._post(outgoing, headers, token, relay, room), outgoing)
             except ConnectError as error:
                 return _connect_failure(error, token)
             except (NetworkError, ProtocolError) as error:
@@ -241,7 +261,7 @@ class WebhookClient:
 
     async def _post(
         self,
-        body: Body,
+        outgoing: Outgoing,
         headers: dict[str, str],
         subject_token: str | None,
         relay: Relay | None = None,
@@ -251,7 +271,7 @@ class WebhookClient:
         streamed lines; anything else (an error, a compressed reply) is read whole."""
         fields = field_lines((name.encode(), value.encode()) for name, value in headers.items())
         head = b"POST %b HTTP/1.1\r\n%b%b\r\n" % (self._target, self._fixed_fields, fields)
-        async with self._pool.exchange(self._origin, head, body) as reply:
+        async with self._pool.exchange(self._origin, head, outgoing.take()) as reply:
             if room is not None:
                 room.forwarded()  # the request is out, its head answered
             encoding = reply.header(b"content-encoding").strip().lower()
@@ -326,11 +346,11 @@ class _Inflater:
             self._first = False
 
 
-def _sent(reply: WebhookReply, body: Body) -> WebhookReply:
+def _sent(reply: WebhookReply, outgoing: Outgoing) -> WebhookReply:
     """The reply with what was sent, by which its verdict can read a refusal of its size."""
     if not isinstance(reply, HttpReply):
         return reply
-    return replace(reply, request_bytes=len(body), multipart=isinstance(body, FormBody))
+    return replace(reply, request_bytes=outgoing.size, multipart=outgoing.multipart)
 
 
 def _connect_failure(error: ConnectError, subject_token: str | None) -> TransportFailure:

@@ -157,7 +157,8 @@ class Exchange:
 
     async def __aenter__(self) -> Reply:
         connection = await self._pool.take(self._origin)
-        # Not kept here once sent (the caller holds it as long as it needs).
+        # Not kept here once sent, nor by the caller (client.py's Outgoing handed it over):
+        # its bytes are room for the reply from then on.
         body, self._body = self._body, None
         assert body is not None
         try:

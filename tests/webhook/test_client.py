@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -276,3 +277,33 @@ async def test_by_default_the_json_body_and_its_size_travel_with_the_reply(
     assert received.headers["content-type"] == "application/json"
     assert isinstance(reply, HttpReply)
     assert (reply.request_bytes, reply.multipart) == (len(received.body), False)
+
+
+class HeldWhenForwarded:
+    """A reply's room that notes, as the request is forwarded, the bytes that blocks
+    allocated by webhook/client.py still hold (the request's body, if a frame keeps it)."""
+
+    def __init__(self) -> None:
+        self.held_by_the_client: int | None = None
+
+    def forwarded(self) -> None:
+        snapshot = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(True, "*n8n_a2a/webhook/client.py")]
+        )
+        self.held_by_the_client = sum(stat.size for stat in snapshot.statistics("filename"))
+
+    async def take(self, size: int) -> None:
+        pass
+
+
+async def test_once_forwarded_the_request_s_body_is_held_by_no_frame(stub: StubWebhook) -> None:
+    """Its bytes are the reply's room by then: they must be gone, not merely uncounted."""
+    room = HeldWhenForwarded()
+    tracemalloc.start()
+    try:
+        async with WebhookClient(make_settings(stub.url)) as client:
+            reply = await client.call(request("answer:" + "x" * 4_000_000), Caller(), room=room)
+    finally:
+        tracemalloc.stop()
+    assert isinstance(reply, HttpReply) and reply.request_bytes > 4_000_000
+    assert room.held_by_the_client is not None and room.held_by_the_client < 100_000
