@@ -10,7 +10,12 @@ a file of the size asked):
 - `reply`: the same for one text send answered with a --mib file;
 - `burst`: --burst such uploads at once under ADAPTER_MEMORY_BUDGET=--budget MiB: how many
   completed, how many were refused retryably, the peak less idle, over the budget (the k
-  of docs/operating.md's formula), and RSS after, less idle.
+  of docs/operating.md's formula), and RSS after, less idle; then the same burst with
+  each send asking a --mib file back (`reply:N`): none may end otherwise (a failed
+  task is work done and lost);
+- `promises`: four connections that send a POST's head promising the body bound (two by
+  Content-Length, two chunked) and no body byte, under the default budget; then one small
+  send, timed: what it came to, and how long it took.
 
 The reply bound is raised for the run (ADAPTER_MAX_REPLY_BYTES where the checkout has
 it, else its constant). These are figures, not a test: the exit status says only that
@@ -143,8 +148,8 @@ def peak_of_one(checkout: Path, webhook: str, body: bytes) -> tuple[float, float
         return idle / 1024, (rss_kib(pid, "VmHWM") - idle) / 1024, outcome
 
 
-def burst(checkout: Path, webhook: str, arguments: argparse.Namespace) -> str:
-    body = send("burst", arguments.mib * MIB)
+def burst(checkout: Path, webhook: str, arguments: argparse.Namespace, text: str) -> str:
+    body = send(text, arguments.mib * MIB)
     outcomes: list[str] = []
     with serving(checkout, webhook, memory_budget=str(arguments.budget * MIB)) as (pid, port):
         idle = rss_kib(pid)
@@ -169,6 +174,27 @@ def burst(checkout: Path, webhook: str, arguments: argparse.Namespace) -> str:
     )
 
 
+def promised(checkout: Path, webhook: str) -> str:
+    """One small send behind four connections that promise the body bound each."""
+    bound = 64 * MIB  # serving's ADAPTER_MAX_BODY_BYTES
+    head = b"POST / HTTP/1.1\r\nHost: adapter\r\nContent-Type: application/json\r\n"
+    heads = [head + b"Content-Length: %d\r\n\r\n" % bound] * 2
+    heads += [head + b"Transfer-Encoding: chunked\r\n\r\n"] * 2
+    with serving(checkout, webhook, memory_budget=str(128 * MIB), memory_wait="10") as (_, port):
+        promises = [socket.create_connection(("127.0.0.1", port)) for _ in heads]
+        try:
+            for connection, promise in zip(promises, heads, strict=True):
+                connection.sendall(promise)
+            time.sleep(0.3)  # each head read
+            started = time.monotonic()
+            outcome = answered(port, send("small"))
+            took = time.monotonic() - started
+        finally:
+            for connection in promises:
+                connection.close()
+    return f"a small send behind them: {outcome} in {took * 1000:.0f} ms"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--adapter", metavar="PATH", default=str(BENCH.parent))
@@ -188,7 +214,12 @@ def main() -> None:
         reply = peak_of_one(checkout, webhook, send(f"reply:{arguments.mib}"))
         print(f"  reply   peak {reply[1]:+.0f} MiB over idle ({reply[2]})", flush=True)
         print(f"  burst   {arguments.burst} uploads, budget {arguments.budget} MiB:", flush=True)
-        print(f"          {burst(checkout, webhook, arguments)}", flush=True)
+        print(f"          {burst(checkout, webhook, arguments, 'burst')}", flush=True)
+        print(f"          each asking a {arguments.mib} MiB file back:", flush=True)
+        asked = burst(checkout, webhook, arguments, f"reply:{arguments.mib}")
+        print(f"          {asked}", flush=True)
+        print("  promises four connections of a head and no body byte (128 MiB):", flush=True)
+        print(f"          {promised(checkout, webhook)}", flush=True)
         print(f"  files the webhook got damaged: {_Stub.bad}", flush=True)
     finally:
         server.shutdown()
