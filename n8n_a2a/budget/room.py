@@ -94,8 +94,11 @@ class MemoryBudget:
         self._keeper = keeper
 
     def works_for(self, task_id: str, caller: CallerKey) -> None:
-        """The task's call runs for `caller`: its kept results will be that caller's."""
-        self._callers[task_id] = caller
+        """The task's call runs for `caller`: its kept results will be that caller's.
+        (Nothing without a keeper: a shared store keeps results out of this process, and
+        would never say when one leaves.)"""
+        if self._keeper is not None:
+            self._callers[task_id] = caller
 
     def keep(self, task_id: str, size: int) -> None:
         """A finished task holds `size` payload bytes (the store's hook)."""

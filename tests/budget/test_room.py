@@ -16,11 +16,13 @@ MiB = 1024 * 1024
 
 
 class Keeper:
-    """A store of finished tasks' payload sizes; releasing one frees all but 100 bytes."""
+    """A store of finished tasks' payload sizes, the budget's keeper; releasing one frees
+    all but 100 bytes."""
 
     def __init__(self, budget: MemoryBudget, **sizes: tuple[str, int]) -> None:
         self.released: list[str] = []
         self._sizes = {task_id: size for task_id, (_, size) in sizes.items()}
+        budget.keep_in(self)
         for task_id, (caller, size) in sizes.items():
             budget.works_for(task_id, caller)
             budget.keep(task_id, size)
@@ -79,7 +81,6 @@ async def test_a_wait_past_the_bound_is_a_retryable_refusal_naming_the_budget(
 async def test_a_caller_s_own_oldest_results_are_released_before_it_waits() -> None:
     budget = MemoryBudget(10 * MiB, wait=0.0)
     keeper = Keeper(budget, old=("ann", 4 * MiB), new=("ann", 4 * MiB))
-    budget.keep_in(keeper)
     held = await reserved(budget, 5 * MiB)  # 2 MiB were free: the oldest makes room
     assert keeper.released == ["old"]
     assert (budget.held, budget.kept) == (5 * MiB, 4 * MiB + 100)
@@ -91,7 +92,6 @@ async def test_another_caller_s_results_are_not_released_for_a_caller_s_send(
 ) -> None:
     budget = MemoryBudget(10 * MiB, wait=1.0, share=5 * MiB)
     keeper = Keeper(budget, victims=("victim", 4 * MiB), more=("other", 4 * MiB))
-    budget.keep_in(keeper)
     with pytest.raises(AtCapacity):
         await reserved(budget, 4 * MiB, "stranger")
     assert (keeper.released, budget.kept) == ([], 8 * MiB)
@@ -252,3 +252,16 @@ async def test_a_stall_of_half_read_bodies_refuses_the_least_at_once(
     assert sorted(outcomes.values()).count("read") >= 1
     assert trio.current_time() - started < 1.0  # nobody waited out the minute
     assert (budget.held, budget.waiting) == (0, 0)
+
+
+async def test_without_a_keeper_no_task_s_caller_is_remembered() -> None:
+    """With PostgreSQL the store keeps results: nothing here may grow a task at a time."""
+    budget = MemoryBudget(10 * MiB, wait=0.0)
+    budget.works_for("t-1", "ann")
+    budget.keep_in(Keeper(budget))
+    budget.works_for("t-2", "ann")
+    budget.keep("t-1", 1 * MiB)
+    budget.keep("t-2", 1 * MiB)
+    assert (budget.caller_holds("ann"), budget.caller_holds("")) == (1 * MiB, 1 * MiB)
+    budget.forget("t-2")
+    assert budget.caller_holds("ann") == 0
