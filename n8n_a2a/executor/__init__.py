@@ -89,6 +89,9 @@ class Executor:
         self._waits = InputWaits(self._tasks, self._reports, input_ttl)
         self._drained = trio.Event()
 
+    def __repr__(self) -> str:
+        return f"<Executor {self._calls!r}>"
+
     @property
     def accepting(self) -> bool:
         """False once shutdown has begun."""

@@ -125,6 +125,13 @@ class CallRunner:
         self._modes = modes
         self._store_patience = store_patience
 
+    def __repr__(self) -> str:
+        """Its state in one line, what a cancellation test asserts on."""
+        return (
+            f"<CallRunner calls={len(self._calls)} in_flight={self.in_flight} "
+            f"queued={self.queued} accepting={self._accepting}>"
+        )
+
     @property
     def accepting(self) -> bool:
         """False once shutdown has begun."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import ssl
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from urllib.parse import urlsplit
 
@@ -30,6 +30,8 @@ JOINED_BODY_BYTES = 64 * 1024
 
 #: A request's body: bytes, or pieces that know their length (webhook/form.py's FormBody).
 Body = bytes | AsyncIterable[bytes]
+#: How the pool opens a connection (network.py's open_stream; a fake network in tests).
+Dial = Callable[[Origin, ssl.SSLContext | None], Awaitable[WebhookStream]]
 
 
 class Connection:
@@ -53,13 +55,18 @@ class Connection:
 class StackPool:
     """HTTP/1.1 connections, the idle ones on a stack; TLS with the context `tls` makes,
     made by the first https connection (reading a trust store costs a start about a
-    tenth of its instructions, which an http:// webhook never needs)."""
+    tenth of its instructions, which an http:// webhook never needs). New connections
+    are opened by `dial`."""
 
-    def __init__(self, tls: Callable[[], ssl.SSLContext]) -> None:
+    def __init__(self, tls: Callable[[], ssl.SSLContext], dial: Dial = open_stream) -> None:
         self._tls = tls
+        self._dial = dial
         self._ssl_context: ssl.SSLContext | None = None
         self._idle: collections.deque[Connection] = collections.deque()
         self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<StackPool idle={len(self._idle)} closed={self._closed}>"
 
     def exchange(self, origin: Origin, head: bytes, body: Body) -> Exchange:
         """The request's exchange (`head` written out, webhook/http11.py's field_lines
@@ -80,7 +87,7 @@ class StackPool:
                 return connection
             await connection.aclose()
         tls = self._tls_context() if origin.scheme == "https" else None
-        return Connection(origin, await open_stream(origin, tls))
+        return Connection(origin, await self._dial(origin, tls))
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._ssl_context is None:

@@ -245,7 +245,10 @@ async def test_a_cancel_storm_leaves_every_task_ended_and_the_executor_serving(
         assert all(is_terminal(state) for state in states)
         page = await executor.list(ListTasks(page_size=100), Caller())
         assert page.total_size == 60
-        assert executor.in_flight == 0 and executor.queued == 0
+        # Nothing left of any call: none held, none in a slot, none in line.
+        assert repr(executor) == (
+            "<Executor <CallRunner calls=0 in_flight=0 queued=0 accepting=False>>"
+        )
 
 
 async def test_without_the_setting_a_question_is_off_contract() -> None:

@@ -15,7 +15,7 @@ import trustme
 
 from n8n_a2a.webhook.errors import ConnectError, ReadError, RemoteProtocolError, WriteError
 from n8n_a2a.webhook.http11 import ReplyHead, field_lines
-from n8n_a2a.webhook.network import Origin
+from n8n_a2a.webhook.network import Origin, WebhookStream
 from n8n_a2a.webhook.pool import StackPool, request_url
 from tests.webhook.h11_server import Server, causes
 
@@ -272,3 +272,57 @@ async def test_a_send_cut_by_a_cancel_closes_its_connection(pool: StackPool) -> 
                     pass
             except trio.BrokenResourceError:
                 pass
+
+
+class FakeNetwork:
+    """The pool's dial, on socket pairs: no address, no TCP. The far end of each
+    connection plays the webhook: it reads a request's head and answers `reply`."""
+
+    def __init__(self, nursery: trio.Nursery, reply: bytes) -> None:
+        self._nursery = nursery
+        self._reply = reply
+        self.ends: list[trio.SocketStream] = []
+        self.heads: list[bytes] = []
+
+    async def dial(self, origin: Origin, tls: ssl.SSLContext | None) -> WebhookStream:
+        near, far = trio.socket.socketpair()
+        end = trio.SocketStream(far)
+        self.ends.append(end)
+        self._nursery.start_soon(self._answer, end)
+        stream = trio.SocketStream(near)
+        return WebhookStream(stream, stream)
+
+    async def _answer(self, end: trio.SocketStream) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await end.receive_some()
+        self.heads.append(head)
+        await end.send_all(self._reply)
+
+
+async def test_a_fake_network_carries_an_exchange_and_the_connection_is_kept(
+    nursery: trio.Nursery,
+) -> None:
+    network = FakeNetwork(nursery, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    pool = StackPool(ssl.create_default_context, dial=network.dial)
+    assert repr(pool) == "<StackPool idle=0 closed=False>"
+    with trio.fail_after(5):
+        assert await get(pool, "http://webhook.invalid/hook") == (200, b"ok")
+    assert network.heads[0].startswith(b"GET /hook HTTP/1.1\r\n")
+    assert repr(pool) == "<StackPool idle=1 closed=False>"
+    await pool.aclose()
+    assert repr(pool) == "<StackPool idle=0 closed=True>"
+    with trio.fail_after(5):
+        assert await network.ends[0].receive_some() == b""  # closed: nothing left open
+
+
+async def test_an_exchange_cancelled_mid_reply_leaves_nothing_open(nursery: trio.Nursery) -> None:
+    # Nine bytes announced, two sent: the reply never ends.
+    network = FakeNetwork(nursery, b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok")
+    pool = StackPool(ssl.create_default_context, dial=network.dial)
+    with trio.move_on_after(0.5) as cut:
+        await get(pool, "http://webhook.invalid/hook")
+    assert cut.cancelled_caught
+    assert repr(pool) == "<StackPool idle=0 closed=False>"
+    with trio.fail_after(5):
+        assert await network.ends[0].receive_some() == b""  # the cut connection was closed
