@@ -22,6 +22,7 @@ import trio
 CHECKOUT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CHECKOUT))
 
+from n8n_a2a.core.changes import Change  # noqa: E402
 from n8n_a2a.protocol.model import (  # noqa: E402
     Artifact,
     Message,
@@ -31,7 +32,6 @@ from n8n_a2a.protocol.model import (  # noqa: E402
     TaskState,
     TaskStatus,
 )
-from n8n_a2a.store import Change  # noqa: E402
 from n8n_a2a.store.postgres import Pool, PostgresTaskStore  # noqa: E402
 from n8n_a2a.store.postgres.schema import migrate  # noqa: E402
 from tests.support.postgres_server import PostgresServer  # noqa: E402

@@ -17,20 +17,16 @@ from .app import create_app
 from .budget import MemoryBudget, return_freed_payloads
 from .config import Settings
 from .executor import Drained, Executor
-from .executor.reaper import Leases, keep_leases
+from .executor.reaper import keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
 from .observability.metrics import Metrics
 from .protocol.versions import SUPPORTED
-from .push import PushConfigStore
 from .push.deliverer import Deliverer
 from .push.lookups import Lookups
-from .push.memory import MemoryPushConfigStore
 from .push.sender import PushSender
 from .push.service import PushNotifications
-from .store import TaskEvents, TaskStore
-from .store.fanout import LocalTaskEvents
-from .store.memory import MemoryTaskStore
+from .store import Leases, StoreConfig, Stores, open_stores
 from .webhook import WebhookClient
 
 if TYPE_CHECKING:
@@ -88,49 +84,19 @@ async def _token_verifier(settings: Settings) -> AsyncIterator[OidcVerifier | No
         yield verifier
 
 
-@dataclass(frozen=True)
-class _Stores:
-    """Where tasks and push configs live, how their events are heard, the leases (a shared
-    store only) and why the store is not ready (None: it is)."""
-
-    tasks: TaskStore
-    events: TaskEvents
-    configs: PushConfigStore
-    leases: Leases | None
-    problem: Callable[[], str | None]
-
-
-@asynccontextmanager
-async def _stores(
-    settings: Settings, metrics: Metrics, budget: MemoryBudget
-) -> AsyncIterator[_Stores]:
-    """In this process's memory, or with ADAPTER_STORE_URL in PostgreSQL. In memory, the
-    finished tasks' payloads count in the budget and make room when it is full; PostgreSQL
-    keeps them whole until the TTL, out of this process."""
-    if settings.store_url is None:
-        store = MemoryTaskStore(settings.max_tasks, settings.task_ttl, payloads=budget)
-        budget.keep_in(store)
-        configs = MemoryPushConfigStore(settings.max_tasks, settings.task_ttl)
-        yield _Stores(store, LocalTaskEvents(), configs, None, lambda: None)
-        return
-    # The postgres extra: imported only when a store URL is set.
-    from .push.postgres import PostgresPushConfigStore
-    from .store.postgres import open_postgres
-
-    async with open_postgres(
+def _store_config(settings: Settings, metrics: Metrics, budget: MemoryBudget) -> StoreConfig:
+    """What the backend ADAPTER_STORE_URL names opens its stores with (store/backends.py):
+    in this process's memory, the finished tasks' payloads count in the budget and make
+    room when it is full; PostgreSQL keeps them whole until the TTL, out of this process."""
+    return StoreConfig(
         settings.store_url,
+        max_tasks=settings.max_tasks,
+        task_ttl=settings.task_ttl,
         lease_seconds=settings.lease_seconds,
-        ttl_seconds=settings.task_ttl,
         input_ttl=settings.input_ttl,
+        budget=budget,
         ignored=metrics.store_notification_ignored,
-    ) as (shared, events):
-
-        def problem() -> str | None:
-            reason = shared.pool.problem
-            return None if reason is None else f"the task store is not ready: {reason}"
-
-        shared_configs = PostgresPushConfigStore(shared.pool)
-        yield _Stores(shared, events, shared_configs, shared, problem)
+    )
 
 
 def hypercorn_config(settings: Settings) -> Config:
@@ -170,7 +136,7 @@ class _TaskServices:
 def _open_task_services(
     settings: Settings,
     calls: trio.Nursery,
-    stores: _Stores,
+    stores: Stores,
     budget: MemoryBudget,
     webhook: WebhookClient,
     push_sender: PushSender,
@@ -208,8 +174,7 @@ def _open_task_services(
         store_patience=settings.lease_seconds,
         budget=budget,
     )
-    in_memory = stores.tasks if isinstance(stores.tasks, MemoryTaskStore) else ()
-    metrics.watch(lambda: executor.in_flight, lambda: executor.queued, lambda: len(in_memory))
+    metrics.watch(lambda: executor.in_flight, lambda: executor.queued, stores.held)
     metrics.watch_push(lambda: deliverer.queued)
     metrics.watch_budget(lambda: budget.held, lambda: budget.kept, lambda: budget.waiting)
     return _TaskServices(executor, deliverer, push)
@@ -275,7 +240,7 @@ async def serve(
             max_per_address=settings.push_max_per_address,
         ) as push_sender,
         _token_verifier(settings) as verifier,
-        _stores(settings, metrics, budget) as stores,
+        open_stores(_store_config(settings, metrics, budget)) as stores,
         trio.open_nursery() as calls,
     ):
         work = _open_task_services(

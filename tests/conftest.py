@@ -30,7 +30,6 @@ MARKERS_BY_PATH = {
     "tests/integration/": ("slow",),
     "tests/replicas/": ("postgres", "slow"),
     "tests/store/postgres/": ("postgres", "slow"),
-    "tests/push/test_postgres.py": ("postgres", "slow"),
     "tests/test_readme.py": ("slow",),
     "tests/test_scripts.py": ("slow",),
     "tests/test_main.py": ("slow",),

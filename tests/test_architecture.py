@@ -7,6 +7,7 @@ Every import counts: at the top, in a function, under `if TYPE_CHECKING:`.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,6 +111,135 @@ def test_the_app_never_imports_the_webhook() -> None:
     assert not lines, refused(lines, "n8n_a2a/app/ never imports n8n_a2a.webhook")
 
 
+#: The floors, lowest first (the house plan's fourth): a module imports from its own floor
+#: or below, never above. The package's own __init__.py (its __version__) is under them all.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("protocol",),
+    ("core",),
+    ("config", "auth", "store", "observability"),
+    ("webhook", "push", "budget", "http", "executor"),
+    ("app",),
+    ("server",),
+    ("__main__",),
+)
+#: Imports allowed up a floor: only one deferred into a function, and only with the reason
+#: it cannot be otherwise, as {(importing module, imported module): reason}. None so far.
+UPWARD: dict[tuple[str, str], str] = {}
+
+
+def floor(module: str) -> int:
+    """The floor of a module of the package; -1 for the package's own __init__.py."""
+    if module == "n8n_a2a":
+        return -1
+    room = module.split(".")[1]
+    return next(level for level, rooms in enumerate(FLOORS) if room in rooms)
+
+
+def deferred_lines(path: Path) -> set[int]:
+    """The lines of the imports made inside a function (run at its call, not at import)."""
+    return {
+        node.lineno
+        for function in ast.walk(parsed(path))
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    }
+
+
+def test_every_room_of_the_package_is_on_a_floor() -> None:
+    rooms = {module.split(".")[1] for module in MODULES if module != "n8n_a2a"}
+    placed = {room for rooms in FLOORS for room in rooms}
+    assert rooms - placed == set(), "a folder or module of n8n_a2a/ is on no floor: place it"
+    assert placed - rooms == set(), "a floor names a room n8n_a2a/ does not have"
+
+
+def upward_imports() -> Iterator[tuple[str, str, Import, bool]]:
+    """Each import of a module of a floor above the importer's: (importer, imported, the
+    import, whether it is deferred)."""
+    for module, path in MODULES.items():
+        deferred = deferred_lines(path)
+        for imported, loaded in package_imports(module):
+            for target in sorted(loaded):
+                if floor(target) > floor(module):
+                    yield module, target, imported, imported.line in deferred
+
+
+def test_a_module_imports_only_from_its_own_floor_or_below() -> None:
+    """Every import counts (at the top, in a function, under `if TYPE_CHECKING:`), but a
+    deferred one listed in UPWARD with its reason."""
+    lines = list(  # one line an import, though it load a package and its module
+        dict.fromkeys(
+            f"{imported.where} imports {imported.shown} (floor {floor(target)} from floor "
+            f"{floor(module)})"
+            for module, target, imported, deferred in upward_imports()
+            if not (deferred and (module, target) in UPWARD)
+        )
+    )
+    assert not lines, refused(
+        lines, "no import up a floor: " + " < ".join(", ".join(f) for f in FLOORS)
+    )
+
+
+def test_every_allowed_upward_import_is_still_made() -> None:
+    made = {(module, target) for module, target, _, deferred in upward_imports() if deferred}
+    assert set(UPWARD) <= made, f"UPWARD lists imports no longer made: {set(UPWARD) - made}"
+
+
+def import_graph() -> dict[str, dict[str, str]]:
+    """module -> {module it imports: where}. Every import counts. A module's own packages
+    are loaded before it whatever it imports: an import of one counts only where it reads
+    a name the package's __init__.py defines (`from . import Listener`), not a submodule."""
+    graph: dict[str, dict[str, str]] = {module: {} for module in MODULES}
+    for module in MODULES:
+        for imported, loaded in package_imports(module):
+            for target in loaded - {module}:
+                own_package = within(module, target)
+                reads_a_name = target == imported.module and imported.shown not in MODULES
+                if not own_package or reads_a_name:
+                    graph[module].setdefault(target, imported.where)
+    return graph
+
+
+def a_cycle(graph: dict[str, dict[str, str]]) -> list[str]:
+    """One circle of the graph as the modules along it, the first again at the end; []
+    for none."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        path.append(module)
+        for target in sorted(graph[module]):
+            if found := visit(target):
+                return found
+        path.pop()
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        if found := visit(module):
+            return found
+    return []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No circle between modules: every import counts, a deferred one as much as one at
+    the top (a circle a deferred import hides is a circle still)."""
+    graph = import_graph()
+    cycle = a_cycle(graph)
+    lines = [f"{graph[a][b]} imports {b}" for a, b in itertools.pairwise(cycle)]
+    assert not cycle, refused(lines, "no import circle: " + " -> ".join(cycle))
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    looped = {"a": {"b": "a.py:1"}, "b": {"c": "b.py:1"}, "c": {"a": "c.py:1"}, "d": {}}
+    assert a_cycle(looped) == ["a", "b", "c", "a"]
+    assert a_cycle({"a": {"b": "a.py:1"}, "b": {}}) == []
+
+
 def private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
@@ -180,8 +310,8 @@ def test_no_function_is_over_80_lines() -> None:
 
 
 def test_the_rules_read_relative_imports_aliases_and_private_uses() -> None:
-    """The rules' own reading, on a source made for it in place of store/memory.py."""
-    store = MODULES["n8n_a2a.store.memory"]
+    """The rules' own reading, on a source made for it in place of store/pages.py."""
+    store = MODULES["n8n_a2a.store.pages"]
     source = (
         "from ..core.contract import Verdict\n"
         "from . import fanout\n"

@@ -233,7 +233,6 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     )
     ours = (
         "n8n_a2a.store.postgres",
-        "n8n_a2a.push.postgres",
         "n8n_a2a.auth.verifier",
         "n8n_a2a.webhook.streamed_reply",
         "n8n_a2a.core.chunks",

@@ -20,8 +20,8 @@ with a null id, since its id was never read; HTTP+JSON 503), with Retry-After.
 
 from __future__ import annotations
 
-from ..auth.caller import Owner
 from ..budget import Reservation, caller_key
+from ..core.owners import Owner
 from ..protocol.model import Message, Operation, SendMessage
 from ..protocol.strict import values_in
 from .edge import Edge

@@ -1,5 +1,6 @@
 """What every route of the HTTP edge shares: the adapter's parts, how a refusal is counted,
-and the one table that answers the adapter's own errors (core/errors.py) on the wire."""
+and the one table that answers the adapter's own errors (core/errors.py) on the wire,
+with their codes and statuses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..auth.signin import ProtectedResource, bearer_challenge, canonical_resource
+from ..auth.signin import ProtectedResource, bearer_challenge
 from ..budget import MemoryBudget
 from ..config import Settings
 from ..core.errors import (
@@ -16,6 +17,7 @@ from ..core.errors import (
     AtCapacity,
     AuthFailure,
     AuthReason,
+    BodyTooLarge,
     StoreUnavailable,
     SubscriberTooSlow,
 )
@@ -24,6 +26,7 @@ from ..http.slots import PROBE_PATHS
 from ..observability import traces
 from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.urls import canonical_resource
 from ..push.service import PushNotifications
 from .exchange import Answer
 from .negotiation import Negotiation
@@ -42,15 +45,22 @@ if TYPE_CHECKING:  # the oidc extra; only there with ADAPTER_OIDC_ISSUER
 logger = logging.getLogger(__name__)
 
 #: The adapter's own errors as the wire answers them: the JSON-RPC code (in HTTP+JSON, the
-#: status that code has there), whichever store, stream or verifier raised them.
+#: status that code has there), whichever store, stream, route or verifier raised them.
 WIRE_CODES: dict[type[AdapterError], ErrorCode] = {
     StoreUnavailable: ErrorCode.SERVER_BUSY,  # retry later
     SubscriberTooSlow: ErrorCode.SERVER_BUSY,  # the stream ends; the task goes on
     AtCapacity: ErrorCode.SERVER_BUSY,  # nothing done; retry later
+    BodyTooLarge: ErrorCode.INVALID_REQUEST,  # with the status below, in either binding
     AuthFailure: ErrorCode.INVALID_REQUEST,  # with the status below, in either binding
 }
-#: A refused caller's HTTP status: 401 (no token, or a token refused), but 403 for a good
-#: token that does not reach far enough (RFC 6750 §3.1).
+#: Those answered with an HTTP status of their own in either binding (a JSON-RPC error
+#: travels with 200 otherwise, an HTTP+JSON one with its code's status).
+WIRE_STATUSES: dict[type[AdapterError], int] = {
+    BodyTooLarge: 413,
+    AuthFailure: 401,  # no token, or a token refused; but see AUTH_STATUSES
+}
+#: A refused caller's HTTP status where it is not 401: 403 for a good token that does not
+#: reach far enough (RFC 6750 §3.1).
 AUTH_STATUSES = {AuthReason.INSUFFICIENT_SCOPE: 403}
 
 
@@ -73,8 +83,16 @@ def retry_later(error: A2AError, answer: Answer) -> Answer:
     return answer
 
 
+def wire_status(error: AdapterError, otherwise: int) -> int:
+    """The HTTP status the error is answered with, by the tables; `otherwise`, the
+    binding's own, for one that has none."""
+    if isinstance(error, AuthFailure) and error.reason in AUTH_STATUSES:
+        return AUTH_STATUSES[error.reason]
+    return WIRE_STATUSES.get(type(error), otherwise)
+
+
 def auth_status(failure: AuthFailure) -> int:
-    return AUTH_STATUSES.get(failure.reason, 401)
+    return wire_status(failure, 401)
 
 
 @dataclass(frozen=True, slots=True)

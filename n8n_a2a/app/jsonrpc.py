@@ -12,18 +12,18 @@ from functools import partial
 
 from ..auth.caller import Caller
 from ..config import Settings
-from ..core.errors import AdapterError, AtCapacity, AuthFailure
+from ..core.errors import AdapterError, AtCapacity, AuthFailure, BodyTooLarge
 from ..observability import traces
 from ..protocol import jsonrpc
 from ..protocol.codec import Codec
-from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.errors import A2AError, ErrorCode, InvalidRequest, RequestId
 from ..protocol.http import is_json
 from ..protocol.model import Operation
 from ..protocol.versions import METHODS
 from . import admission
 from .card import card_url
-from .edge import JSONRPC, Edge, auth_status, retry_later, traced, wire_error
-from .exchange import Answer, Asked, BodyTooLarge, json_answer
+from .edge import JSONRPC, Edge, auth_status, retry_later, traced, wire_error, wire_status
+from .exchange import Answer, Asked, json_answer
 from .negotiation import Negotiation
 from .operations import perform
 from .streams import EventStreams, JsonRpcFrames, answers_with_events
@@ -62,8 +62,8 @@ class JsonRpcEndpoint:
             return edge.refused_caller(failure, refused)
         try:
             body = await asked.body(admission.room(edge, asked, owner))
-        except BodyTooLarge:
-            return refuse(edge, None, codec, body_too_large(edge.settings), status=413)
+        except BodyTooLarge as large:
+            return refuse(edge, None, codec, wire_error(large), status=wire_status(large, 200))
         except AtCapacity as full:
             # The memory budget had no room for the body: it was dropped, id and all.
             return refuse(edge, None, codec, wire_error(full))
@@ -75,7 +75,7 @@ class JsonRpcEndpoint:
             return refuse(edge, _salvage_id(body), codec, error)
         try:
             call = jsonrpc.parse_request(body)
-        except jsonrpc.InvalidRequest as error:
+        except InvalidRequest as error:
             return refuse(edge, error.request_id, codec, _introduced(error, body, edge.settings))
         method = method_label(call.method)
         traces.active.named(method)
@@ -99,7 +99,7 @@ class JsonRpcEndpoint:
         asked: Asked,
         codec: Codec,
         operation: Operation,
-        request_id: jsonrpc.RequestId,
+        request_id: RequestId,
         caller: Caller,
         method: str,
     ) -> Answer:
@@ -129,7 +129,7 @@ def method_label(method: str) -> str:
 
 def refuse(
     edge: Edge,
-    request_id: jsonrpc.RequestId,
+    request_id: RequestId,
     codec: Codec,
     error: A2AError,
     method: str = "none",
@@ -141,22 +141,13 @@ def refuse(
 
 
 def error_response(
-    request_id: jsonrpc.RequestId, codec: Codec, error: A2AError, status: int = 200
+    request_id: RequestId, codec: Codec, error: A2AError, status: int = 200
 ) -> Answer:
     # JSON-RPC errors travel with HTTP 200: the SDK clients turn any other status into a
     # transport error and lose the A2A error code.
     return retry_later(
         error,
         json_answer(jsonrpc.error_response(request_id, codec.encode_error(error)), status=status),
-    )
-
-
-def body_too_large(settings: Settings) -> A2AError:
-    """The refusal of a body past ADAPTER_MAX_BODY_BYTES (HTTP 413, in either binding)."""
-    return A2AError(
-        ErrorCode.INVALID_REQUEST,
-        "The request body is larger than ADAPTER_MAX_BODY_BYTES "
-        f"({settings.max_body_bytes:,} bytes), the most the adapter reads",
     )
 
 
@@ -188,12 +179,12 @@ def introduction(settings: Settings) -> Answer:
     return answer
 
 
-def _introduced(error: jsonrpc.InvalidRequest, body: bytes, settings: Settings) -> A2AError:
+def _introduced(error: InvalidRequest, body: bytes, settings: Settings) -> A2AError:
     """The envelope's refusal; for a JSON object that is no JSON-RPC request at all (no
     `jsonrpc` or no `method`), with what to send instead."""
     if error.code is not ErrorCode.INVALID_REQUEST or not _is_not_json_rpc(body):
         return error
-    return jsonrpc.InvalidRequest(
+    return InvalidRequest(
         error.code,
         f"{error.message}. This is an A2A JSON-RPC 2.0 endpoint: POST {_EXAMPLE} with the "
         f"header A2A-Version: 1.0; the Agent Card is at {card_url(settings)}",
@@ -210,16 +201,16 @@ def _is_not_json_rpc(body: bytes) -> bool:
     return isinstance(document, dict) and not {"jsonrpc", "method"} <= document.keys()
 
 
-async def _readable_id(asked: Asked) -> jsonrpc.RequestId:
+async def _readable_id(asked: Asked) -> RequestId:
     """The request's id for an answer that comes before the body is judged (null when its
     body's opening is not JSON-RPC): a refused caller's body is read no further than
     that, and charged to nobody."""
     return _salvage_id(await asked.opening(REFUSED_BODY_BYTES))
 
 
-def _salvage_id(body: bytes) -> jsonrpc.RequestId:
+def _salvage_id(body: bytes) -> RequestId:
     """The request's id, when a body sent with the wrong Content-Type is JSON-RPC anyway."""
     try:
         return jsonrpc.parse_request(body).id
-    except jsonrpc.InvalidRequest as error:
+    except InvalidRequest as error:
         return error.request_id

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..auth.caller import Caller, Owner, token_owner
+from ..auth.caller import Caller
 from ..core.errors import AuthFailure, AuthReason
+from ..core.owners import Owner, token_owner
 from ..observability import traces
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError

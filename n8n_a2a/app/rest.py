@@ -10,18 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..core.errors import AdapterError, AtCapacity, AuthFailure
+from ..core.errors import AdapterError, AtCapacity, AuthFailure, BodyTooLarge
 from ..observability import traces
 from ..protocol import rest, sse
 from ..protocol.codec import Codec
-from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.errors import A2AError, ErrorCode, NoRoute
 from ..protocol.http import is_json
 from ..protocol.jsonrpc import dump
 from ..protocol.model import JSONObject
 from . import admission
-from .edge import HTTP_JSON, Edge, auth_status, retry_later, traced, wire_error
-from .exchange import Answer, Asked, BodyTooLarge
-from .jsonrpc import body_too_large
+from .edge import HTTP_JSON, Edge, auth_status, retry_later, traced, wire_error, wire_status
+from .exchange import Answer, Asked
 from .negotiation import Negotiation
 from .operations import perform
 from .streams import EventStreams, answers_with_events
@@ -68,7 +67,7 @@ class RestBinding:
             return edge.refused_caller(failure, answer)
         try:
             matched, ids = rest.route(asked.method, path)
-        except rest.NoRoute as error:
+        except NoRoute as error:
             return refuse(edge, error, accept)
         method = matched.method
         traces.active.named(method)
@@ -82,8 +81,8 @@ class RestBinding:
         if matched.body:
             try:
                 body = await asked.body(held)
-            except BodyTooLarge:
-                return refuse(edge, body_too_large(edge.settings), accept, method, 413)
+            except BodyTooLarge as large:
+                return refuse(edge, wire_error(large), accept, method, wire_status(large, 0))
             except AtCapacity as full:
                 return refuse(edge, wire_error(full), accept, method)  # its body was dropped
             if body.strip() and not is_json(asked.content_type):
@@ -118,6 +117,6 @@ def refuse(
     edge.log_refusal(HTTP_JSON, method, error)
     status = status or rest.error_status(error)
     answer = Answer(rest.error_body(error, status), status, rest.answer_type(accept))
-    if isinstance(error, rest.NoRoute) and error.allowed:
+    if isinstance(error, NoRoute) and error.allowed:
         answer.headers["Allow"] = ", ".join(error.allowed)
     return retry_later(error, answer)

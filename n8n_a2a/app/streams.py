@@ -19,7 +19,7 @@ from ..core.errors import AdapterError, SubscriberTooSlow
 from ..executor.subscriptions import StreamQuota, TaskStream
 from ..protocol import jsonrpc, sse
 from ..protocol.codec import Codec
-from ..protocol.errors import A2AError
+from ..protocol.errors import A2AError, RequestId
 from ..protocol.model import JSONObject, Operation, SendMessage, SubscribeToTask, Task, TaskEvent
 from .edge import JSONRPC, Edge, wire_error
 from .exchange import Answer, LastPiece
@@ -45,7 +45,7 @@ class Frames(Protocol):
 class JsonRpcFrames:
     """Each event a JSON-RPC response with the request's id (A2A spec §9.4.2)."""
 
-    request_id: jsonrpc.RequestId
+    request_id: RequestId
     codec: Codec
     binding: str = JSONRPC
 

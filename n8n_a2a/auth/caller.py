@@ -1,20 +1,16 @@
 """Who is calling: the caller, the owner of the tasks it may touch, what an access token is.
 
-Pure: no I/O. An owner is an opaque digest, never a token or a subject as such, so a
-task table holds no credential and no person's id; it is compared, never shown. The
-anonymous caller (no token, in the default mode) is the owner None. Why a token is
-refused (AuthReason, AuthFailure) is in core/errors.py, with the adapter's other errors.
+Pure: no I/O. What an owner is (an opaque digest of a token, or of an issuer and a
+subject) is core/owners.py's, below the tasks that hold it. Why a token is refused
+(AuthReason, AuthFailure) is in core/errors.py, with the adapter's other errors.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-#: A task's owner: None for the anonymous caller, else an opaque digest.
-Owner = str | None
+from ..core.owners import Owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,19 +24,6 @@ class Caller:
     subject_token: str | None = None
     trace_headers: tuple[tuple[str, str], ...] = ()
     owner: Owner = field(default=None, repr=False)
-
-
-def token_owner(token: str | None) -> Owner:
-    """The default owner: the SHA-256 of the bearer token (a new token is a new owner)."""
-    if token is None:
-        return None
-    return "token:" + hashlib.sha256(token.encode()).hexdigest()
-
-
-def subject_owner(issuer: str, subject: str) -> str:
-    """The owner of a verified token: its issuer and subject, whatever token carries them, so
-    a caller whose token is refreshed keeps its tasks."""
-    return "oidc:" + hashlib.sha256(json.dumps([issuer, subject]).encode()).hexdigest()
 
 
 #: The `typ` headers an access token may carry (less any `application/`, RFC 7515 §4.1.9):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..core.errors import AuthFailure, AuthReason
 from ..protocol.card import OAuthFlow
@@ -20,27 +20,6 @@ from ..protocol.model import JSONObject
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 #: An endpoint longer than this is no issuer's: it stays off the card.
 _MAX_URL_CHARS = 2048
-
-
-def canonical_resource(url: str) -> str:
-    """A resource's URL in one spelling: an http(s) URL's empty path is `/` (RFC 3986
-    §6.2.3), as clients write it when they ask a token for it (RFC 8707's `resource`; the
-    MCP auth library), so `http://host:8080` and `http://host:8080/` are one resource.
-    Anything else (a client id as audience) is as it is."""
-    parts = urlsplit(url)
-    if parts.scheme in ("http", "https") and parts.netloc and not parts.path:
-        return urlunsplit(parts._replace(path="/"))
-    return url
-
-
-def resource_spellings(url: str) -> tuple[str, ...]:
-    """Every way of writing one resource that a token's `aud` may hold: the canonical
-    one, and for a resource at a host's root the one without its `/` too."""
-    canonical = canonical_resource(url)
-    parts = urlsplit(canonical)
-    if parts.scheme in ("http", "https") and parts.netloc and parts.path == "/":
-        return canonical, urlunsplit(parts._replace(path=""))
-    return (canonical,)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,10 +27,12 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
 from ..config import Settings
-from ..core.errors import AuthFailure, AuthReason
+from ..core.errors import AuthFailure, AuthReason, KeysUnavailable
+from ..core.owners import subject_owner
 from ..protocol.card import OAuthFlow
-from .caller import granted_scopes, is_access_token, subject_owner
-from .signin import authorization_code_flow, resource_spellings
+from ..protocol.urls import resource_spellings
+from .caller import granted_scopes, is_access_token
+from .signin import authorization_code_flow
 
 # The package's name, which its log lines have always carried (operators filter on it).
 logger = logging.getLogger(__package__)
@@ -46,10 +48,6 @@ _MIN_RSA_BITS = 2048
 LEEWAY_SECONDS = 30
 _FETCH_SECONDS = 10.0
 _MAX_DOCUMENT_BYTES = 512 * 1024
-
-
-class KeysUnavailable(Exception):
-    """The discovery document or the key set could not be had; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ bytes back in its `finally`: either way nothing stays reserved.
 from __future__ import annotations
 
 import ctypes
-from typing import Protocol
+from typing import Protocol, assert_never
 
 import trio
 
@@ -41,7 +41,7 @@ def return_freed_payloads() -> None:
 
 
 class Keeper(Protocol):
-    """The store whose finished tasks' payloads can make room (store/memory.py)."""
+    """The store whose finished tasks' payloads can make room (store/memory/tasks.py)."""
 
     def release_payloads(self, task_id: str) -> int:
         """Release the finished task's large parts; the payload bytes that freed."""
@@ -119,7 +119,8 @@ class MemoryBudget:
         deadline: float | None = None  # the wait's end, once it has to wait
         try:
             while True:
-                match ledger.ask(holder, asked):
+                decision = ledger.ask(holder, asked)
+                match decision:
                     case Granted():
                         return
                     case Never():
@@ -139,6 +140,8 @@ class MemoryBudget:
                             return  # granted by `_ask_again` while it waited
                         self._refused.discard(holder)
                         raise AtCapacity(self._full(asked))  # waited too long, or refused
+                    case _:
+                        assert_never(decision)
         except BaseException:
             ledger.leave(holder)
             self._woken.pop(holder, None)

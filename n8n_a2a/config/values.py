@@ -12,8 +12,8 @@ from functools import partial
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from ..auth.signin import canonical_resource
 from ..protocol.media import ANY, MAX_MODES, TEXT, listed, media_type
+from ..protocol.urls import canonical_resource
 
 T = TypeVar("T")
 

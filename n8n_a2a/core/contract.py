@@ -4,26 +4,29 @@ The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
 non-blank answer, completes a task. Where the deployment allows it, a third key
 `"inputRequired": true` makes the answer a question: the task waits for the caller's
 next message; where the output modes allow them, `"data"` (any JSON value) and
-`"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts.
-Everything else fails it with a reason a person understands; a reply
-that has drifted from the contract is shown raw, never guessed at. Whatever the
+`"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts. The
+contract is two tables: a reply's keys and their rules (`_KEYS`), and what a reply
+within it says (`_SAYS`). Everything else fails it with a reason a person understands;
+a reply that has drifted from the contract is shown raw, never guessed at. Whatever the
 verdict says never quotes the caller's token and is valid Unicode.
 Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a WebhookReply.
 """
 
 from __future__ import annotations
 
-import binascii
 import codecs
 import enum
 import functools
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import strict
-from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes, media_type
-from ..protocol.model import FileContent, Part
+from ..protocol.errors import NotJSON
+from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes
+from ..protocol.model import Part
+from .attachments import cleaned, data_of, files_of
 from .sanitising import cut, redact, repair
 from .too_large import size_refusal
 
@@ -31,8 +34,6 @@ from .too_large import size_refusal
 RAW_EXCERPT_CHARS = 2000
 
 _CONTRACT = '{"answer": string, "escalate": boolean}'
-_REQUIRED = frozenset({"answer", "escalate"})
-_FILE_KEYS = frozenset({"name", "mediaType"})
 # The bound a reply went past, as a reason names it: the setting and its value.
 _PAST = "ADAPTER_MAX_REPLY_BYTES ({:,} bytes), the most of a reply the adapter reads"
 
@@ -133,7 +134,7 @@ def classify(
     """
     verdict = _judge(reply, _Allowed(input_required, modes))
     text, repaired = repair(redact(verdict.text, reply.subject_token))
-    parts, parts_repaired = _cleaned(verdict.parts, reply.subject_token)
+    parts, parts_repaired = cleaned(verdict.parts, reply.subject_token)
     return Verdict(verdict.outcome, text, verdict.repaired or repaired or parts_repaired, parts)
 
 
@@ -145,20 +146,95 @@ class _Allowed:
     modes: Modes
 
 
+#: What a key's value gives a verdict (data and files, as parts), or why it is off contract.
+_Read = tuple[Part, ...] | str
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """One key of the contract: what its value must be (`read`), and whether a reply may
+    carry it where the deployment allows (`allowed`; None: every reply must carry it)."""
+
+    name: str
+    read: Callable[[Any, Modes], _Read]
+    allowed: Callable[[_Allowed], bool] | None = None
+
+
+def _of(kind: type, wrong: str) -> Callable[[Any, Modes], _Read]:
+    return lambda value, _: () if isinstance(value, kind) else wrong
+
+
+# The keys of a reply, in the order their values are checked: the first wrong one is the
+# reason given (data and files first, as they always were). Its keys are checked before
+# any value: none missing, none the deployment does not allow.
+_KEYS = (
+    _Key("data", lambda value, _: data_of(value), lambda a: a.modes.gives(JSON)),
+    _Key("files", files_of, lambda a: any(m not in (TEXT, JSON) for m in a.modes.outputs)),
+    _Key("answer", _of(str, "'answer' is not a string")),
+    _Key("escalate", _of(bool, "'escalate' is not true or false")),
+    # ADAPTER_ALLOW_INPUT_REQUIRED: true makes the answer a question.
+    _Key(
+        "inputRequired",
+        _of(bool, "'inputRequired' is not true or false"),
+        lambda a: a.input_required,
+    ),
+)
+_REQUIRED = frozenset(key.name for key in _KEYS if key.allowed is None)
+
+
 @functools.cache  # (one configuration a process: worked out once, not per reply)
-def _allowed_keys(input_required: bool, modes: Modes) -> frozenset[str]:
+def _allowed_keys(allowed: _Allowed) -> frozenset[str]:
     """The keys a reply may have."""
-    optional = {
-        "inputRequired": input_required,
-        "data": modes.gives(JSON),
-        "files": any(mode not in (TEXT, JSON) for mode in modes.outputs),
-    }
-    return _REQUIRED | {key for key, allowed in optional.items() if allowed}
+    return frozenset(k.name for k in _KEYS if k.allowed is None or k.allowed(allowed))
+
+
+@dataclass(frozen=True, slots=True)
+class _Says:
+    """What a reply within the contract comes to: its outcome, its text made of its answer,
+    and whether its data and files come with it (an answer's, and only an answer's)."""
+
+    outcome: Outcome
+    text: Callable[[str], str]
+    parts: bool = False
+
+
+_ANSWERED = _Says(Outcome.ANSWERED, lambda answer: answer, parts=True)
+_ASKS = _Says(Outcome.INPUT_REQUIRED, lambda answer: answer)
+_SILENT = _Says(Outcome.SILENT, lambda _: "The workflow returned nothing: its answer is empty.")
+_ESCALATED = _Says(
+    Outcome.ESCALATED,
+    lambda answer: (
+        "Escalated for human approval: " + (answer.strip() or "(the workflow gave no reason)")
+    ),
+)
+_BOTH = "'escalate' and 'inputRequired' are both true"  # two things at once: off contract
+
+#: (escalate, inputRequired (false when absent), the answer blank) -> what the reply says.
+_SAYS: dict[tuple[bool, bool, bool], _Says | str] = {
+    (False, False, False): _ANSWERED,
+    (False, False, True): _SILENT,
+    (False, True, False): _ASKS,
+    (False, True, True): _SILENT,  # a blank question asks nothing
+    (True, False, False): _ESCALATED,
+    (True, False, True): _ESCALATED,  # without a reason: said so
+    (True, True, False): _BOTH,
+    (True, True, True): _BOTH,
+}
+
+
+#: What a failure short of a reply says by its outcome (else: unread); `{}` is its detail.
+_TRANSPORT_TEXTS = {
+    Outcome.TIMEOUT: "The workflow did not answer in time: {}",
+    Outcome.UNREACHABLE: "The workflow's webhook could not be reached: {}",
+    Outcome.TLS_FAILURE: "TLS verification of the webhook failed: {}. Set ADAPTER_CA_BUNDLE to "
+    "the CA that signed its certificate.",
+}
 
 
 def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
     if isinstance(reply, TransportFailure):
-        return Verdict(reply.outcome, _transport_text(reply))
+        said = _TRANSPORT_TEXTS.get(reply.outcome, "The webhook's reply could not be read: {}")
+        return Verdict(reply.outcome, said.format(reply.detail))
     if isinstance(reply, StreamedReply):
         return _judge_stream(reply, allowed)
     if 300 <= reply.status < 400:
@@ -214,46 +290,40 @@ def _http_error(reply: HttpReply) -> Verdict:
 
 
 def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
+    document = _document(reply)
+    if isinstance(document, str):
+        return _off_contract(reply, document)
+    if not _REQUIRED <= set(document) <= _allowed_keys(allowed):
+        return _off_contract(reply, f"its keys are {sorted(document)}")
+    parts: list[Part] = []
+    for key in _KEYS:
+        read = key.read(document[key.name], allowed.modes) if key.name in document else ()
+        if isinstance(read, str):
+            return _off_contract(reply, read)
+        parts.extend(read)
+    answer = document["answer"]
+    asks = document.get("inputRequired", False)
+    says = _SAYS[document["escalate"], asks, not answer.strip()]
+    if isinstance(says, str):
+        return _off_contract(reply, says)
+    return Verdict(says.outcome, says.text(answer), parts=tuple(parts) if says.parts else ())
+
+
+def _document(reply: HttpReply) -> dict[str, Any] | str:
+    """The reply's JSON object, or why it is none."""
     try:
         # A key twice is refused: {"escalate": true, "escalate": false} says two things.
         document = strict.loads(reply.body, unique_keys=True)
-    except strict.NotJSON as refused:
-        return _off_contract(reply, str(refused))
+    except NotJSON as refused:
+        return str(refused)
     except (ValueError, RecursionError):
-        return _off_contract(reply, "the reply is not JSON")
+        return "the reply is not JSON"
     if not isinstance(document, dict):
-        return _off_contract(reply, "the reply is not a JSON object")
+        return "the reply is not a JSON object"
     # Held to the bounds a request meets, so that no answer can fail on what a task keeps;
     # lone surrogates are repaired instead, as in its text (classify).
     beyond = strict.unwritable(document, "the reply", text=False)
-    if beyond is not None:
-        return _off_contract(reply, beyond)
-    keys = set(document)
-    if not _REQUIRED <= keys <= _allowed_keys(allowed.input_required, allowed.modes):
-        return _off_contract(reply, f"its keys are {sorted(document)}")
-    parts, wrong = _reply_parts(document, allowed.modes)
-    if wrong:
-        return _off_contract(reply, wrong)
-    answer, escalate = document["answer"], document["escalate"]
-    asks = document.get("inputRequired", False)
-    if not isinstance(answer, str):
-        return _off_contract(reply, "'answer' is not a string")
-    if not isinstance(escalate, bool):
-        return _off_contract(reply, "'escalate' is not true or false")
-    if not isinstance(asks, bool):
-        return _off_contract(reply, "'inputRequired' is not true or false")
-    if escalate and asks:
-        return _off_contract(reply, "'escalate' and 'inputRequired' are both true")
-    if escalate:
-        return Verdict(
-            Outcome.ESCALATED,
-            f"Escalated for human approval: {answer.strip() or '(the workflow gave no reason)'}",
-        )
-    if not answer.strip():
-        return Verdict(Outcome.SILENT, "The workflow returned nothing: its answer is empty.")
-    if asks:
-        return Verdict(Outcome.INPUT_REQUIRED, answer)
-    return Verdict(Outcome.ANSWERED, answer, parts=parts)
+    return document if beyond is None else beyond
 
 
 def _judge_stream(reply: StreamedReply, allowed: _Allowed) -> Verdict:
@@ -294,62 +364,6 @@ def _quoted(text: str, token: str | None) -> str:
     return cut(redact(text, token), RAW_EXCERPT_CHARS)
 
 
-def _reply_parts(document: dict[str, Any], modes: Modes) -> tuple[tuple[Part, ...], str]:
-    """The reply's `data` and `files` as parts, or what is wrong with them."""
-    parts = [Part.of_data(document["data"])] if "data" in document else []
-    files = document.get("files", [])
-    if not isinstance(files, list):
-        return (), "'files' is not a list"
-    for index, entry in enumerate(files):
-        file = _reply_file(entry, modes)
-        if isinstance(file, str):
-            return (), f"files[{index}] {file}"
-        parts.append(Part.of_file(file))
-    return tuple(parts), ""
-
-
-def _reply_file(entry: object, modes: Modes) -> FileContent | str:
-    """One entry of `files`, or what is wrong with it."""
-    if not isinstance(entry, dict):
-        return "is not an object"
-    sources = {"base64", "url"} & set(entry)
-    if set(entry) != _FILE_KEYS | sources or len(sources) != 1:
-        return f"has the keys {sorted(entry)}, not name, mediaType and one of base64 or url"
-    name, given, source = entry["name"], entry["mediaType"], entry[sources.pop()]
-    if not isinstance(name, str) or not isinstance(given, str) or not isinstance(source, str):
-        return "has a name, mediaType, base64 or url that is not a string"
-    media = media_type(given)
-    if media is None or "*" in media or not modes.gives(media):
-        return f"has the media type {given[:80]!r}, not one of {', '.join(modes.outputs)}"
-    if "url" in entry:
-        return FileContent(name, media, url=source) if source else "has an empty url"
-    try:
-        # From the text itself: b64decode would copy it to bytes and match a pattern first.
-        return FileContent.of_bytes(name, media, binascii.a2b_base64(source, strict_mode=True))
-    except (binascii.Error, ValueError):
-        return "has a base64 that is not base64"
-
-
-def _cleaned(parts: tuple[Part, ...], token: str | None) -> tuple[tuple[Part, ...], bool]:
-    """The parts with the token redacted and lone surrogates replaced in their strings."""
-    kept, repaired = [], False
-    for part in parts:
-        if part.file is None:
-            text, fixed = repair(redact(json.dumps(part.data, ensure_ascii=False), token))
-            try:
-                data = json.loads(text)
-            except ValueError:  # the token stood outside a string: the JSON text, as text
-                data = text
-            kept.append(Part.of_data(data))
-        else:
-            name, fixed = repair(redact(part.file.name, token))
-            url, url_fixed = repair(redact(part.file.url, token)) if part.file.url else ("", False)
-            kept.append(Part.of_file(replace(part.file, name=name, url=url or None)))
-            fixed = fixed or url_fixed
-        repaired = repaired or fixed
-    return tuple(kept), repaired
-
-
 def _off_contract(reply: HttpReply, why: str) -> Verdict:
     excerpt, repaired = _excerpt(reply)
     return Verdict(
@@ -382,18 +396,3 @@ def _is_n8n_workflow_error(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("message") == "Error in workflow"
-
-
-def _transport_text(failure: TransportFailure) -> str:
-    match failure.outcome:
-        case Outcome.TIMEOUT:
-            return f"The workflow did not answer in time: {failure.detail}"
-        case Outcome.UNREACHABLE:
-            return f"The workflow's webhook could not be reached: {failure.detail}"
-        case Outcome.TLS_FAILURE:
-            return (
-                f"TLS verification of the webhook failed: {failure.detail}. Set "
-                "ADAPTER_CA_BUNDLE to the CA that signed its certificate."
-            )
-        case _:
-            return f"The webhook's reply could not be read: {failure.detail}"

@@ -1,16 +1,21 @@
-"""The adapter's own errors: plain exceptions, whatever wire the request came by.
+"""The adapter's own errors, all in one place: plain exceptions, whatever wire the request
+came by.
 
-The wire's errors (A2AError, its codes) are protocol/errors.py's; these are the
-adapter's: its store out of reach, a subscriber too slow, a bound full, a caller
-refused. The edge
-answers each with a JSON-RPC code and an HTTP status, from one table
-(app/edge.py, `wire_error`), so a store or a verifier never picks a code. A message is
-shown to the caller as it is: it never holds a token. Pure: no I/O.
+The wire's errors (A2AError, its codes) are protocol/errors.py's, the outbound calls'
+webhook/errors.py's; these are the adapter's: its store out of reach, a subscriber too
+slow, a bound full, a body too large, a caller refused. The edge answers each
+AdapterError with a JSON-RPC code and an HTTP status, from one table (app/edge.py,
+`wire_error`), so a store or a verifier never picks a code. A message is shown to the
+caller as it is: it never holds a token. The last two are never answered as themselves:
+a move the lifecycle forbids (a bug) and an issuer's keys not had (the verifier answers
+that as an AuthFailure). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import enum
+
+from ..protocol.model import TaskState
 
 
 class AdapterError(Exception):
@@ -44,6 +49,17 @@ class AtCapacity(AdapterError):
     """A bound of the adapter's is full (call slots, tasks kept, streams of one caller,
     push lookups) or it is shutting down: nothing was done, the caller may retry later.
     `message` names the bound's setting."""
+
+
+class BodyTooLarge(AdapterError):
+    """A request's body is larger than ADAPTER_MAX_BODY_BYTES (announced, or as read):
+    nothing of it is judged."""
+
+    def __init__(self, max_body_bytes: int) -> None:
+        super().__init__(
+            "The request body is larger than ADAPTER_MAX_BODY_BYTES "
+            f"({max_body_bytes:,} bytes), the most the adapter reads"
+        )
 
 
 class AuthReason(enum.Enum):
@@ -95,3 +111,19 @@ class AuthFailure(AdapterError):
     def __init__(self, reason: AuthReason, message: str | None = None) -> None:
         super().__init__(message or _SAID[reason])
         self.reason = reason
+
+
+class IllegalTransition(Exception):
+    """A store was asked for a move the lifecycle does not allow (core/lifecycle.py's
+    check_move): a bug, never client input."""
+
+    def __init__(self, task_id: str, current: TaskState, to: TaskState) -> None:
+        super().__init__(f"task {task_id}: {current.value} -> {to.value}")
+        self.task_id = task_id
+        self.current = current
+        self.to = to
+
+
+class KeysUnavailable(Exception):
+    """The issuer's discovery document or key set could not be had (auth/verifier.py); the
+    message says why."""

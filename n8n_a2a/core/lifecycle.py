@@ -27,6 +27,7 @@ table, never restate them.
 from __future__ import annotations
 
 from ..protocol.model import INTERRUPTED_STATES, TERMINAL_STATES, TaskState
+from .errors import IllegalTransition
 
 # state -> the states it may move to. Terminal states (completed, canceled, failed,
 # rejected) have no row: nothing moves a finished task.
@@ -93,16 +94,6 @@ def leased(state: TaskState) -> bool:
     """Whether a call runs for the task (or waits for its slot): with a shared store, the
     replica running it holds its lease, and the task ends LOST if that replica dies."""
     return not (is_terminal(state) or is_interrupted(state))
-
-
-class IllegalTransition(Exception):
-    """A store was asked for a move the lifecycle does not allow: a bug, never client input."""
-
-    def __init__(self, task_id: str, current: TaskState, to: TaskState) -> None:
-        super().__init__(f"task {task_id}: {current.value} -> {to.value}")
-        self.task_id = task_id
-        self.current = current
-        self.to = to
 
 
 def check_move(task_id: str, current: TaskState, to: TaskState) -> None:

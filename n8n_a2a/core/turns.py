@@ -13,7 +13,6 @@ import os
 from dataclasses import replace
 from datetime import datetime
 
-from ..auth.caller import Owner
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import (
     Artifact,
@@ -26,9 +25,10 @@ from ..protocol.model import (
     TaskState,
     TaskStatus,
 )
-from ..store import Change
 from . import lifecycle
+from .changes import Change
 from .contract import Outcome, Verdict
+from .owners import Owner
 from .retention import kept_message
 
 #: The name of the artifact that carries the workflow's text answer.

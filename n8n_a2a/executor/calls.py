@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import trio
 
@@ -34,16 +34,15 @@ from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, cla
 from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id, reply_not_held
 from ..observability import traces
+from ..observability.spans import Span
 from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
 from ..store import TaskEvents
-from ..webhook.client import ReplyRoom, WebhookRequest
+from ..webhook.client import WebhookRequest
+from ..webhook.reading import Relay, ReplyRoom
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
-
-if TYPE_CHECKING:  # the streamed reply's reading, imported by the first such read
-    from ..webhook.streamed_reply import Relay
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
@@ -85,7 +84,7 @@ class _Call:
     relayed: bool = False  # a chunk of the answer went out
     #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
     over: bool = False
-    span: traces.Span | None = None  # its turn's, with tracing on
+    span: Span | None = None  # its turn's, with tracing on
     #: Under ADAPTER_MEMORY_BUDGET: its request's bytes (passed on by the send), then its
     #: reply's as read, given back when the call ends.
     room: Reservation | None = None
@@ -177,7 +176,7 @@ class CallRunner:
         """Start the call of the task's turn, on the caller's message; with a free slot the
         task is `working` when this returns. `held`: the request's bytes under the memory
         budget, the call's to give back from now on."""
-        span: traces.Span | None = None
+        span: Span | None = None
         if traces.active.enabled:
             # The turn's span, under the request's; the webhook call's goes under it.
             span = traces.active.task(task.id, caller.trace_headers)
@@ -371,7 +370,7 @@ class CallRunner:
             await self._none_left.wait()
 
 
-def _end_turn(span: traces.Span, task: Task | None) -> None:
+def _end_turn(span: Span, task: Task | None) -> None:
     """End a turn's span with the state it left the task in, and the outcome recorded."""
     if task is None:
         span.fail("the task could not be read back")

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..auth.caller import Caller, Owner
+from ..auth.caller import Caller
 from ..core import turns
+from ..core.owners import Owner
 from ..core.retention import check_ids
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import Message, SendMessage, Task

@@ -15,33 +15,17 @@ left waiting for input past ADAPTER_INPUT_TTL by a replica gone since are ended.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Protocol
 
 import trio
 
 from ..core.errors import StoreUnavailable
+from ..store import Leases
 
 logger = logging.getLogger(__name__)
 
 #: Seconds between two expiries of finished tasks, on each replica.
 EXPIRY_INTERVAL = 60.0
-
-
-class Leases(Protocol):
-    """What a store that several replicas share offers to keep their leases."""
-
-    async def renew(self, task_ids: Sequence[str]) -> None:
-        """Extend this replica's leases on these tasks."""
-
-    async def lapsed(self) -> tuple[str, ...]:
-        """Unfinished tasks whose lease has run out."""
-
-    async def expire(self) -> None:
-        """Drop finished tasks past their time to live."""
-
-    async def overdue_waits(self) -> tuple[tuple[str, int], ...]:
-        """Tasks waiting for input past their time, with their versions."""
 
 
 class Runner(Protocol):

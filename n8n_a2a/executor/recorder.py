@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from ..auth.caller import Caller, Owner
+from ..auth.caller import Caller
 from ..core import lifecycle, turns
+from ..core.changes import Change
 from ..core.contract import Verdict
+from ..core.owners import Owner
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Message, Task, TaskPage
-from ..store import Change, TaskEvents, TaskStore
+from ..store import TaskEvents, TaskStore
 
 
 class TaskRecorder:

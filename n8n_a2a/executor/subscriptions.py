@@ -17,8 +17,8 @@ from contextlib import contextmanager
 
 import trio
 
-from ..auth.caller import Owner
 from ..core.errors import AtCapacity, SubscriberTooSlow
+from ..core.owners import Owner
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 
 #: Events a subscriber may fall behind by before it is dropped. A task makes a handful

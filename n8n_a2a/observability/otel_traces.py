@@ -1,4 +1,5 @@
-"""The OpenTelemetry side of traces.py, imported only when tracing is on (the otel extra).
+"""The OpenTelemetry side of traces.py (spans.py's interface), imported only when tracing
+is on (the otel extra).
 
 The SDK configures itself from the OTEL_* variables: the exporter's endpoint, headers and
 timeout, the sampler (OTEL_TRACES_SAMPLER), the batching (OTEL_BSP_*), the resource
@@ -21,7 +22,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from .. import __version__
-from .traces import Attribute, Span, TraceHeaders
+from .spans import Attribute, Span, TraceHeaders
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 
@@ -35,7 +36,7 @@ SHUTDOWN_TIMEOUT = 2.0
 
 
 class _Span:
-    """traces.Span over an SDK span."""
+    """spans.Span over an SDK span."""
 
     __slots__ = ("_span",)
 
@@ -62,7 +63,7 @@ def _parent(headers: TraceHeaders) -> Context | None:
 
 
 class OtelTracing:
-    """traces.Tracing with a tracer provider (from_environment's, or a test's)."""
+    """spans.Tracing with a tracer provider (from_environment's, or a test's)."""
 
     enabled = True
 

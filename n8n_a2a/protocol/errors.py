@@ -1,4 +1,6 @@
-"""JSON-RPC and A2A error codes, and the one exception that carries them to the wire."""
+"""The protocol's errors, all in one place: JSON-RPC and A2A error codes, the exception
+that carries them to the wire (A2AError) and its two kinds (a broken envelope, a path no
+route serves), and what the strict JSON and the canonical JSON readers refuse."""
 
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ class ErrorCode(enum.IntEnum):
         return -32099 <= self.value <= -32001
 
 
+#: A JSON-RPC request's id: what its answer echoes, type and all (jsonrpc.py).
+RequestId = str | int | float | None
+
+
 class A2AError(Exception):
     """An error answered to the caller as a JSON-RPC error object.
 
@@ -57,6 +63,34 @@ class A2AError(Exception):
     @classmethod
     def task_not_found(cls, task_id: str) -> A2AError:
         return cls(ErrorCode.TASK_NOT_FOUND, f"Task not found: {quoted_id(task_id)}")
+
+
+class InvalidRequest(A2AError):
+    """The JSON-RPC envelope itself is wrong; `request_id` is the id to echo (None when
+    unreadable)."""
+
+    def __init__(self, code: ErrorCode, message: str, request_id: RequestId = None) -> None:
+        super().__init__(code, message)
+        self.request_id = request_id
+
+
+class NoRoute(A2AError):
+    """No HTTP+JSON route has this path (404), or none of its routes this method (405:
+    `allowed`)."""
+
+    def __init__(self, message: str, allowed: tuple[str, ...] = ()) -> None:
+        super().__init__(ErrorCode.METHOD_NOT_FOUND, message)
+        self.allowed = allowed
+
+
+class NotJSON(ValueError):
+    """What json.loads takes and JSON does not have (strict.py): NaN, Infinity, -Infinity;
+    with `unique_keys`, a key twice in one object."""
+
+
+class NotCanonicalizable(ValueError):
+    """A value with no canonical form (jcs.py): NaN, an infinity, a huge integer, a lone
+    surrogate, a key that is not a string, or what is not JSON at all."""
 
 
 def quoted_id(value: str) -> str:

@@ -2,14 +2,13 @@
 
 The spellings (method names, states, roles, a field's name) and what serving a version
 means beyond its shapes (which card its clients read, how a refused stream is answered,
-what a push receiver gets). codec.py reads the spellings, the shapes live in v1.py and
-v03.py, and the rest of the adapter reads a fact by its name: nobody asks which version
-it is.
+what a push receiver gets). codec.py reads the spellings (a method's is the name of its
+row in operations.py), the shapes live in v1.py and v03.py, and the rest of the adapter
+reads a fact by its name: nobody asks which version it is.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -17,33 +16,14 @@ from types import MappingProxyType
 from .model import Role, TaskState
 
 
-class Verb(enum.Enum):
-    """What a method asks for, before its params are read."""
-
-    SEND = "send"
-    SEND_STREAMING = "send-streaming"
-    SUBSCRIBE = "subscribe"
-    GET = "get"
-    CANCEL = "cancel"
-    LIST = "list"
-    PUSH_CREATE = "push-create"
-    PUSH_GET = "push-get"
-    PUSH_LIST = "push-list"
-    PUSH_DELETE = "push-delete"
-    EXTENDED_CARD = "extended-card"
-
-
-#: The verbs answered with an event stream.
-STREAM_VERBS = frozenset({Verb.SEND_STREAMING, Verb.SUBSCRIBE})
-
-
 @dataclass(frozen=True, slots=True)
 class VersionFacts:
     """One protocol version's spellings, and what serving it means beside its shapes."""
 
     version: str
-    #: Each JSON-RPC method's name, and what it asks for.
-    methods: Mapping[str, Verb]
+    #: Each JSON-RPC method's name, and the method it is: its row in the operations table
+    #: (operations.py), which is named as A2A 1.0 names the method.
+    methods: Mapping[str, str]
     #: Said after "not an A2A <version> method": how a client of the other version is heard.
     other_version_hint: str
     states: Mapping[TaskState, str]
@@ -71,19 +51,23 @@ class VersionFacts:
 
 V1_0 = VersionFacts(
     version="1.0",
+    # 1.0's names are the methods' own.
     methods=MappingProxyType(
         {
-            "SendMessage": Verb.SEND,
-            "GetTask": Verb.GET,
-            "SendStreamingMessage": Verb.SEND_STREAMING,
-            "SubscribeToTask": Verb.SUBSCRIBE,
-            "CancelTask": Verb.CANCEL,
-            "ListTasks": Verb.LIST,
-            "CreateTaskPushNotificationConfig": Verb.PUSH_CREATE,
-            "GetTaskPushNotificationConfig": Verb.PUSH_GET,
-            "ListTaskPushNotificationConfigs": Verb.PUSH_LIST,
-            "DeleteTaskPushNotificationConfig": Verb.PUSH_DELETE,
-            "GetExtendedAgentCard": Verb.EXTENDED_CARD,
+            name: name
+            for name in (
+                "SendMessage",
+                "GetTask",
+                "SendStreamingMessage",
+                "SubscribeToTask",
+                "CancelTask",
+                "ListTasks",
+                "CreateTaskPushNotificationConfig",
+                "GetTaskPushNotificationConfig",
+                "ListTaskPushNotificationConfigs",
+                "DeleteTaskPushNotificationConfig",
+                "GetExtendedAgentCard",
+            )
         }
     ),
     other_version_hint=" (v0.3 clients omit the A2A-Version header or send A2A-Version: 0.3)",
@@ -113,16 +97,16 @@ V0_3 = VersionFacts(
     version="0.3",
     methods=MappingProxyType(
         {
-            "message/send": Verb.SEND,
-            "tasks/get": Verb.GET,
-            "message/stream": Verb.SEND_STREAMING,
-            "tasks/resubscribe": Verb.SUBSCRIBE,
-            "tasks/cancel": Verb.CANCEL,
-            "tasks/pushNotificationConfig/set": Verb.PUSH_CREATE,
-            "tasks/pushNotificationConfig/get": Verb.PUSH_GET,
-            "tasks/pushNotificationConfig/list": Verb.PUSH_LIST,
-            "tasks/pushNotificationConfig/delete": Verb.PUSH_DELETE,
-            "agent/getAuthenticatedExtendedCard": Verb.EXTENDED_CARD,
+            "message/send": "SendMessage",
+            "tasks/get": "GetTask",
+            "message/stream": "SendStreamingMessage",
+            "tasks/resubscribe": "SubscribeToTask",
+            "tasks/cancel": "CancelTask",
+            "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+            "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+            "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+            "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+            "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
         }
     ),
     other_version_hint=" (v1.0 clients send the header A2A-Version: 1.0)",

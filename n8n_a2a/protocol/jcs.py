@@ -14,14 +14,11 @@ import math
 from collections.abc import Mapping
 from decimal import Decimal
 
+from .errors import NotCanonicalizable
+
 #: Integers past 2**53 have no exact IEEE 754 double: no interoperable JSON number (§3.2.2.3).
 MAX_SAFE_INTEGER = 2**53 - 1
 _STRING = json.JSONEncoder(ensure_ascii=False)
-
-
-class NotCanonicalizable(ValueError):
-    """A value with no canonical form: NaN, an infinity, a huge integer, a lone surrogate,
-    a key that is not a string, or what is not JSON at all."""
 
 
 def canonical(value: object) -> bytes:

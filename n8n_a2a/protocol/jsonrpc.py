@@ -13,11 +13,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import A2AError, ErrorCode
+from .errors import ErrorCode, InvalidRequest, NotJSON, RequestId
 from .model import JSONObject
-from .strict import NotJSON, loads, may_hold_surrogates, unwritable, writable
-
-RequestId = str | int | float | None
+from .strict import loads, may_hold_surrogates, unwritable, writable
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,14 +23,6 @@ class Request:
     id: RequestId
     method: str
     params: JSONObject
-
-
-class InvalidRequest(A2AError):
-    """The envelope itself is wrong; `request_id` is the id to echo (None when unreadable)."""
-
-    def __init__(self, code: ErrorCode, message: str, request_id: RequestId = None) -> None:
-        super().__init__(code, message)
-        self.request_id = request_id
 
 
 def parse_request(body: bytes) -> Request:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codec import Codec
-from .errors import A2AError, ErrorCode, quoted_id
-from .jsonrpc import InvalidRequest, dump, load
+from .errors import A2AError, ErrorCode, InvalidRequest, NoRoute, quoted_id
+from .jsonrpc import dump, load
 from .model import JSONObject
 from .strict import may_hold_surrogates, unwritable
 from .versions import REST_VERSION, V1, negotiate
@@ -118,14 +118,6 @@ def answer_type(accept: str | None) -> str:
     if MEDIA_TYPE in accepted and not accepted & {JSON, "*/*", "application/*"}:
         return MEDIA_TYPE
     return JSON
-
-
-class NoRoute(A2AError):
-    """No route has this path (404), or none of its routes this method (405: `allowed`)."""
-
-    def __init__(self, message: str, allowed: tuple[str, ...] = ()) -> None:
-        super().__init__(ErrorCode.METHOD_NOT_FOUND, message)
-        self.allowed = allowed
 
 
 def route(http_method: str, path: str) -> tuple[Route, tuple[str, ...]]:

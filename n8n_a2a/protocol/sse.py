@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .jsonrpc import RequestId, error_response
+from .errors import RequestId
+from .jsonrpc import error_response
 from .model import JSONObject
 
 HEADERS: tuple[tuple[str, str], ...] = (

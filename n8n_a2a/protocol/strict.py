@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import quoted
+from .errors import NotJSON, quoted
 
 #: How deep a document may nest: protobuf's JSON parsers, the SDKs' among them, stop at
 #: 100 too. It keeps every stored value far from the recursion limit of json's encoder.
@@ -39,11 +39,6 @@ _LONE_SURROGATE = (
     "(such as \\ud800, or half of an emoji cut in two)"
 )
 _NOT_FINITE = "is a number beyond the range of JSON numbers"
-
-
-class NotJSON(ValueError):
-    """What json.loads takes and JSON does not have: NaN, Infinity, -Infinity; with
-    `unique_keys`, a key twice in one object."""
 
 
 def loads(text: bytes | str, *, unique_keys: bool = False) -> Any:

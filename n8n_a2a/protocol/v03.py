@@ -24,7 +24,7 @@ _FILE = FileFields(media_type="mimeType", name="name", content="bytes", url="uri
 
 
 class V03Shapes:
-    """v0.3's shapes (codec.Shapes): every object tagged with its `kind`, nothing wrapped."""
+    """v0.3's shapes (shapes.Shapes): every object tagged with its `kind`, nothing wrapped."""
 
     def decode_part(self, part: Params, modes: Modes) -> Part:
         kind = part.document.get("kind")
@@ -109,7 +109,7 @@ class V03Shapes:
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            # Credentials are write-only: see codec.Shapes.encode_push_config.
+            # Credentials are write-only: see shapes.Shapes.encode_push_config.
             document["authentication"] = {"schemes": [config.authentication.scheme]}
         return {"taskId": config.task_id, "pushNotificationConfig": document}
 

@@ -26,7 +26,7 @@ _FILE = FileFields(media_type="mediaType", name="filename", content="raw", url="
 
 
 class V1Shapes:
-    """v1.0's shapes (codec.Shapes): parts without a kind, results named by their member."""
+    """v1.0's shapes (shapes.Shapes): parts without a kind, results named by their member."""
 
     def decode_part(self, part: Params, modes: Modes) -> Part:
         kinds = [kind for kind in _PART_KINDS if kind in part.document]
@@ -100,7 +100,7 @@ class V1Shapes:
         if config.token is not None:
             document["token"] = config.token
         if config.authentication is not None:
-            # Credentials are write-only: see codec.Shapes.encode_push_config.
+            # Credentials are write-only: see shapes.Shapes.encode_push_config.
             document["authentication"] = {"scheme": config.authentication.scheme}
         return document
 

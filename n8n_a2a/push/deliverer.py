@@ -26,8 +26,7 @@ from trio.lowlevel import ParkingLot
 from ..observability.metrics import Metrics
 from ..protocol.model import TaskEvent
 from ..protocol.push import PushConfig
-from ..store import TaskEvents, TaskStore
-from . import PushConfigStore
+from ..store import PushConfigStore, TaskEvents, TaskStore
 from .attempts import BACKOFF_BASE, BACKOFF_CAP, RetrySchedule, Sender
 
 if TYPE_CHECKING:  # imported by the first config delivered to

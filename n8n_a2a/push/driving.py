@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 from urllib.parse import urlsplit
 
 import trio
@@ -21,8 +22,7 @@ from ..observability.metrics import Metrics
 from ..protocol.errors import A2AError
 from ..protocol.model import TaskEvent
 from ..protocol.push import PushConfig
-from ..store import TaskStore
-from . import PushConfigStore
+from ..store import PushConfigStore, TaskStore
 from .attempts import Answer, Attempt, RetrySchedule, Sender
 from .queue import DEFAULT_LIMIT
 from .route import (
@@ -48,6 +48,9 @@ from .route import (
 
 # The deliveries' lines keep the logger they have always had: filters name it.
 logger = logging.getLogger("n8n_a2a.push.deliverer")
+
+#: What a route says that takes time: its trio task awaits it (the rest is done at once).
+Awaited = Post | ReadTask | WaitUntil
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class Running:
                 logger.exception("push to a config of task %s failed", self.config.task_id)
                 event = Broke(trio.current_time())
 
-    async def _await(self, action: Action | None) -> Event:
+    async def _await(self, action: Awaited | None) -> Event:
         """Do the one thing of a route's answer that takes time; what came of it."""
         match action:
             case Post(url=url, body=body, headers=headers):
@@ -151,8 +154,10 @@ class Running:
                 return TaskRead(task, trio.current_time())
             case WaitUntil(at=at):
                 await trio.sleep_until(at)
-            case _:  # nothing to deliver: until an update comes, or the task's end
+            case None:  # nothing to deliver: until an update comes, or the task's end
                 await self.woken.park()
+            case _:
+                assert_never(action)
         return Ready(trio.current_time())
 
     async def _traced_post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
@@ -176,16 +181,19 @@ class Running:
         finally:
             span.end()
 
-    def _do_at_once(self, actions: list[Action]) -> Action | None:
+    def _do_at_once(self, actions: list[Action]) -> Awaited | Close | None:
         """Count and log what the route says; the one action left to await, if any."""
-        awaited: Action | None = None
+        awaited: Awaited | Close | None = None
         for action in actions:
-            if isinstance(action, Report):
-                self._report(action)
-            elif isinstance(action, Attempted):
-                self._means.metrics.push_attempted()
-            else:
-                awaited = action
+            match action:
+                case Report():
+                    self._report(action)
+                case Attempted():
+                    self._means.metrics.push_attempted()
+                case Post() | ReadTask() | WaitUntil() | Close():
+                    awaited = action
+                case _:
+                    assert_never(action)
         self._means.changed.unpark_all()
         return awaited
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..protocol.push import ALLOW_VARIABLE, AllowList, Refusal, literal_address, refusal
+from ..webhook.errors import PushRefused
 from .url import PushURL, read_url
 
 if TYPE_CHECKING:  # the registry of addresses: imported by the first address judged
@@ -26,11 +27,6 @@ logger = logging.getLogger(__name__)
 Resolve = Callable[[str, int], Awaitable[Sequence["IPAddress"]]]
 
 
-class Refused(Exception):
-    """The policy refuses the URL; the message says why, in words the caller may hear, and
-    names ADAPTER_PUSH_ALLOW_HOSTS."""
-
-
 @dataclass(frozen=True, slots=True)
 class Destination:
     """A URL with the addresses it may be reached at, each judged by the policy."""
@@ -40,12 +36,12 @@ class Destination:
 
 
 async def destination(url: str, allow: AllowList, resolve: Resolve) -> Destination:
-    """Where a POST to `url` may go. Refused by the policy; OSError when the name does not
-    resolve (to any address)."""
+    """Where a POST to `url` may go. PushRefused when the policy refuses it; OSError when
+    the name does not resolve (to any address)."""
     try:
         parsed = read_url(url)  # the reading the POST is then made of
     except ValueError as error:
-        raise Refused(f"the URL cannot be read: {error}") from None
+        raise PushRefused(f"the URL cannot be read: {error}") from None
     host = parsed.host  # an international name in its IDNA form
     literal = literal_address(host)
     if literal is not None:
@@ -57,7 +53,7 @@ async def destination(url: str, allow: AllowList, resolve: Resolve) -> Destinati
     refused = refusal(host, addresses, allow)
     if refused is not None:
         _log(host, refused)
-        raise Refused(_reason(refused))
+        raise PushRefused(_reason(refused))
     return Destination(parsed, tuple(addresses))
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import trio
 
-from ..auth.caller import Owner
+from ..core.owners import Owner
 from ..protocol.push import literal_address
 from .limiters import KeyedLimiters
 

@@ -34,6 +34,7 @@ import enum
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import assert_never
 
 from ..core.lifecycle import is_terminal
 from ..protocol import jsonrpc
@@ -239,6 +240,8 @@ class Route:
                 return self._broke(at)
             case Deleted() | GraceOver():
                 return self._close_early(event)
+            case _:
+                assert_never(event)
 
     def _heard(self, heard: Heard) -> list[Action]:
         pushed_out = self._queue.put(Pending(heard.event, heard.at))

@@ -24,11 +24,16 @@ from typing import TYPE_CHECKING
 import trio
 
 from ..protocol.push import AllowList
-from ..webhook.errors import ConnectError, RemoteProtocolError, WebhookTransportError
+from ..webhook.errors import (
+    ConnectError,
+    PushRefused,
+    RemoteProtocolError,
+    WebhookTransportError,
+)
 from ..webhook.network import open_stream
 from .attempts import Answer, Attempt
 from .client import Connect, post, request_head
-from .guard import Destination, Refused, Resolve, destination
+from .guard import Destination, Resolve, destination
 from .limiters import KeyedLimiters
 from .lookups import Lookups
 
@@ -96,7 +101,7 @@ class PushSender:
         with trio.move_on_after(self._timeout) as attempt:
             try:
                 where = await destination(url, self._allow, self._resolve)
-            except Refused as refused:
+            except PushRefused as refused:
                 return Attempt(Answer.BLOCKED, str(refused))
             except OSError as error:
                 return Attempt(Answer.RETRY, f"the host does not resolve: {_describe(error)}")

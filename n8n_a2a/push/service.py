@@ -11,9 +11,9 @@ import binascii
 
 import trio
 
-from ..auth.caller import Owner
 from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.lifecycle import is_terminal
+from ..core.owners import Owner
 from ..protocol.errors import A2AError, ErrorCode, quoted_id
 from ..protocol.model import Task
 from ..protocol.push import (
@@ -25,10 +25,10 @@ from ..protocol.push import (
     PushConfig,
     PushConfigPage,
 )
-from ..store import TaskStore
-from . import PushConfigStore
+from ..store import PushConfigStore, TaskStore
+from ..webhook.errors import PushRefused
 from .deliverer import Deliverer
-from .guard import Refused, destination
+from .guard import destination
 from .lookups import CallerLookup, Lookups
 
 #: Seconds a config's host may take to resolve when the config is made, its wait for a
@@ -63,7 +63,7 @@ class PushNotifications:
         with trio.move_on_after(LOOKUP_TIMEOUT):
             try:
                 await destination(config.url, self._allow, lookup)
-            except Refused as refused:
+            except PushRefused as refused:
                 raise A2AError.invalid_params(
                     f"The push notification URL is refused: {refused}"
                 ) from None

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 
 from ..protocol.model import ArtifactUpdate, TaskEvent
-from . import Listener
+from .api import Listener
 
 logger = logging.getLogger(__name__)
 

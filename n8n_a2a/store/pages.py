@@ -1,16 +1,49 @@
-"""ListTasks page tokens: where a page ended (the last task's status time and id), opaque to
-the caller, so that the next page starts right after it even if tasks left meanwhile."""
+"""ListTasks pages: their bound in bytes (about a task's JSON size), and their tokens,
+where a page ended (the last task's status time and id), opaque to the caller, so that
+the next page starts right after it even if tasks left meanwhile."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterable
 from datetime import datetime
 
 from ..protocol.errors import A2AError
-from ..protocol.model import Task
-from . import encoded_size
+from ..protocol.model import Part, Task
+
+#: About the most bytes of tasks one ListTasks page carries (always at least one task).
+MAX_PAGE_BYTES = 1024 * 1024
+# Generous JSON sizes of what a task has beside its strings: keys, states, timestamps.
+_TASK_BYTES = 160
+_MESSAGE_BYTES = 96
+_PART_BYTES = 32
+
+
+def encoded_size(task: Task) -> int:
+    """About the bytes the task takes in a JSON answer, for a store to bound a page by:
+    its strings and metadata exactly, the rest (keys, states, timestamps) generously."""
+    strings: list[object] = [task.id, task.context_id, task.metadata]
+    size = _TASK_BYTES
+    messages = task.history + ((task.status.message,) if task.status.message else ())
+    for message in messages:
+        strings += (message.message_id, message.task_id, message.context_id, message.metadata)
+        strings += map(_part_strings, message.parts)
+        size += _MESSAGE_BYTES + _PART_BYTES * len(message.parts)
+    for artifact in task.artifacts:
+        strings += (artifact.artifact_id, artifact.name)
+        strings += map(_part_strings, artifact.parts)
+        size += _MESSAGE_BYTES + _PART_BYTES * len(artifact.parts)
+    return size + len(json.dumps(strings, ensure_ascii=False).encode())
+
+
+def _part_strings(part: Part) -> object:
+    """What of a part goes on the wire as written: its text, metadata, data and file."""
+    file = part.file
+    if file is None:
+        return (part.text, part.metadata, part.data)
+    return (part.metadata, file.name, file.media_type, file.url, file.base64)
 
 
 def list_order(task: Task) -> tuple[datetime, str]:

@@ -16,7 +16,6 @@ import zlib
 from dataclasses import dataclass, replace
 from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -31,9 +30,7 @@ from .errors import ConnectError, NetworkError, ProtocolError
 from .form import FormBody, FormFile, file_field, form_body
 from .http11 import field_lines
 from .pool import StackPool, request_url
-
-if TYPE_CHECKING:  # read only with ADAPTER_WEBHOOK_STREAMING: imported by the first such read
-    from .streamed_reply import Relay
+from .reading import Relay, ReplyRoom
 
 #: What is POSTed: the JSON body, or the multipart/form-data one (ADAPTER_WEBHOOK_FILES).
 Body = bytes | FormBody
@@ -43,17 +40,6 @@ Body = bytes | FormBody
 # keep the call reading until its deadline.
 _SENT_PER_READ = 2
 _INFLATED = ("gzip", "deflate")
-
-
-class ReplyRoom(Protocol):
-    """Room for a reply's bytes under ADAPTER_MEMORY_BUDGET (budget/room.py's
-    Reservation, the request's own): `forwarded` once the request went out, its bytes room
-    for the reply from then on; `take` each piece as it is read; AtCapacity when it
-    cannot be had."""
-
-    def forwarded(self) -> None: ...
-
-    async def take(self, size: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,7 @@
-"""What can go wrong between the adapter and the webhook, short of a reply: the client
-(webhook/client.py) turns each kind into a TransportFailure's outcome."""
+"""What goes wrong on the outbound side, all in one place: an exchange with the webhook
+(or a push receiver, over the same HTTP/1.1) that comes to no reply, which the client
+(webhook/client.py) turns into a TransportFailure's outcome and push/sender.py into an
+attempt's; and a push URL the policy will not send to."""
 
 from __future__ import annotations
 
@@ -44,3 +46,8 @@ class RemoteProtocolError(ProtocolError):
 
 class LocalProtocolError(ProtocolError):
     """The request cannot be written: a header field name or value HTTP/1.1 refuses."""
+
+
+class PushRefused(Exception):
+    """The push policy refuses where a URL leads (push/guard.py); the message says why, in
+    words the caller may hear, and names ADAPTER_PUSH_ALLOW_HOSTS."""

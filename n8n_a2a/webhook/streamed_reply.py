@@ -24,13 +24,10 @@ import trio
 
 from ..core.chunks import ChunkReader
 from ..core.contract import StreamedReply
+from .reading import Relay, ReplyRoom
 
 if TYPE_CHECKING:
-    from .client import ReplyRoom
     from .pool import Reply
-
-#: Where the text of a streamed reply goes as it comes (the executor's relay to streams).
-Relay = Callable[[str], None]
 
 #: Pieces read before the reading yields to the scheduler: pieces already received come
 #: without a wait, and a burst of thousands of tiny ones must not keep /healthz waiting.

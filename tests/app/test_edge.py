@@ -5,9 +5,24 @@ from typing import cast
 
 import pytest
 
-from n8n_a2a.app.edge import HTTP_JSON, WIRE_CODES, Edge, auth_status, wire_error
+from n8n_a2a.app.edge import (
+    HTTP_JSON,
+    WIRE_CODES,
+    WIRE_STATUSES,
+    Edge,
+    auth_status,
+    wire_error,
+    wire_status,
+)
 from n8n_a2a.core import errors
-from n8n_a2a.core.errors import AuthFailure, AuthReason, StoreUnavailable, SubscriberTooSlow
+from n8n_a2a.core.errors import (
+    AtCapacity,
+    AuthFailure,
+    AuthReason,
+    BodyTooLarge,
+    StoreUnavailable,
+    SubscriberTooSlow,
+)
 from n8n_a2a.executor import Executor
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
@@ -76,3 +91,19 @@ def test_every_error_of_the_adapter_has_its_line_in_the_table() -> None:
         and value is not errors.AdapterError
     }
     assert own == set(WIRE_CODES)
+
+
+def test_a_body_too_large_is_32600_with_413_in_either_binding() -> None:
+    large = BodyTooLarge(64)
+    refusal = wire_error(large)
+    assert (refusal.code, refusal.message) == (ErrorCode.INVALID_REQUEST, large.message)
+    assert wire_status(large, 200) == wire_status(large, 0) == 413
+
+
+@pytest.mark.parametrize("otherwise", [200, 0])
+def test_an_error_without_a_status_of_its_own_has_the_bindings(otherwise: int) -> None:
+    for error in (StoreUnavailable("down"), SubscriberTooSlow("t-1"), AtCapacity("full")):
+        assert wire_status(error, otherwise) == otherwise
+    assert wire_status(AuthFailure(AuthReason.EXPIRED), otherwise) == 401
+    assert wire_status(AuthFailure(AuthReason.INSUFFICIENT_SCOPE), otherwise) == 403
+    assert set(WIRE_STATUSES) == {BodyTooLarge, AuthFailure}

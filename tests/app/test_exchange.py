@@ -6,14 +6,8 @@ from typing import Any
 import pytest
 import trio
 
-from n8n_a2a.app.exchange import (
-    Answer,
-    BodyTooLarge,
-    Fields,
-    LastPiece,
-    not_allowed,
-    send_answer,
-)
+from n8n_a2a.app.exchange import Answer, Fields, LastPiece, not_allowed, send_answer
+from n8n_a2a.core.errors import BodyTooLarge
 from tests.support.asgi import asked
 
 

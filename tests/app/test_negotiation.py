@@ -5,9 +5,10 @@ from typing import cast
 import pytest
 
 from n8n_a2a.app.negotiation import Negotiation
-from n8n_a2a.auth.caller import Caller, Owner, token_owner
+from n8n_a2a.auth.caller import Caller
 from n8n_a2a.auth.verifier import OidcVerifier
 from n8n_a2a.core.errors import AuthFailure, AuthReason
+from n8n_a2a.core.owners import Owner, token_owner
 from n8n_a2a.protocol.errors import ErrorCode
 from n8n_a2a.protocol.versions import V03, V1
 

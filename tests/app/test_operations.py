@@ -1,26 +1,51 @@
 """What each operation that answers at once does, whatever binding carried it: the
-executor's call, and its result in the codec's shapes."""
+executor's call, and its result in the codec's shapes; the table holds each operation."""
 
 from __future__ import annotations
 
+import ipaddress
+import typing
 from typing import cast
 
 import pytest
+import trio
 
 from n8n_a2a.app.edge import Edge
-from n8n_a2a.app.operations import perform
+from n8n_a2a.app.operations import PERFORMERS, perform
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.executor import Executor
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import GetTask, ListTasks, Message, Part, Role, SendMessage
-from n8n_a2a.protocol.push import GetPushConfig
+from n8n_a2a.protocol.model import (
+    CancelTask,
+    GetTask,
+    ListTasks,
+    Message,
+    Operation,
+    Part,
+    Role,
+    SendMessage,
+    SubscribeToTask,
+)
+from n8n_a2a.protocol.push import (
+    AllowList,
+    CreatePushConfig,
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    PushConfig,
+)
 from n8n_a2a.protocol.versions import V03, V1
+from n8n_a2a.push.deliverer import Deliverer
+from n8n_a2a.push.lookups import Lookups
 from n8n_a2a.push.service import PushNotifications
+from n8n_a2a.store.fanout import LocalTaskEvents
+from n8n_a2a.store.memory import MemoryPushConfigStore, MemoryTaskStore
 from tests.support.adapter import make_settings
 from tests.support.executor import ScriptedWorkflow, executor_for, message
+from tests.support.push import Resolver, ScriptedSender
 
 
 def edge_of(executor: Executor) -> Edge:
@@ -96,3 +121,64 @@ async def test_a_task_list_holds_what_its_page_copies_as_a_read() -> None:
             await perform(edge, V1, listed, Caller(), answer=answer)
         answer.give_back()
     assert budget.held == 0
+
+
+def test_every_operation_answered_at_once_has_its_row() -> None:
+    """A subscription alone is always answered with events (streams.py)."""
+    assert set(PERFORMERS) == {
+        SendMessage,
+        GetTask,
+        CancelTask,
+        ListTasks,
+        CreatePushConfig,
+        GetPushConfig,
+        ListPushConfigs,
+        DeletePushConfig,
+    }
+    assert set(typing.get_args(Operation)) - set(PERFORMERS) == {SubscribeToTask}
+
+
+async def test_a_subscription_is_not_performed_at_once() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        with pytest.raises(TypeError, match="SubscribeToTask is answered with events"):
+            await perform(edge_of(executor), V1, SubscribeToTask("t-1"), Caller())
+
+
+async def test_a_cancel_of_a_finished_task_is_refused_as_not_cancelable() -> None:
+    async with executor_for(ScriptedWorkflow(everything=True)) as executor:
+        edge = edge_of(executor)
+        sent = await perform(edge, V1, message("hi", blocking=True), Caller())
+        assert isinstance(sent, dict)
+        with pytest.raises(A2AError) as refused:
+            await perform(edge, V1, CancelTask(sent["task"]["id"]), Caller())
+    assert refused.value.code is ErrorCode.TASK_NOT_CANCELABLE
+
+
+async def test_the_push_methods_answer_in_each_codecs_shapes() -> None:
+    store, configs = MemoryTaskStore(), MemoryPushConfigStore()
+    deliverer = Deliverer(ScriptedSender(), store, configs)
+    public = {"bridge.example": [ipaddress.ip_address("93.184.215.14")]}
+    lookups = Lookups(lookup=Resolver(public).lookup)
+    push = PushNotifications(configs, deliverer, store, AllowList(), lookups=lookups)
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store) as executor, trio.open_nursery() as nursery:
+        await nursery.start(deliverer.run, LocalTaskEvents())
+        edge = Edge(make_settings(), executor, Metrics(), push, None, lambda: None)
+        sent = await perform(edge, V1, message("hi", blocking=True), Caller())
+        assert isinstance(sent, dict)
+        task_id = sent["task"]["id"]
+        config = PushConfig(task_id, "c-1", "https://bridge.example/hook")
+        created = await perform(edge, V1, CreatePushConfig(config), Caller())
+        got = await perform(edge, V03, GetPushConfig(task_id, "c-1"), Caller())
+        listed = await perform(edge, V1, ListPushConfigs(task_id), Caller())
+        deleted = await perform(edge, V1, DeletePushConfig(task_id, "c-1"), Caller())
+        deleted_v03 = await perform(edge, V03, DeletePushConfig(task_id, "c-1"), Caller())
+        nursery.cancel_scope.cancel()
+    v1_config = {"taskId": task_id, "id": "c-1", "url": "https://bridge.example/hook"}
+    assert created == v1_config
+    assert got == {
+        "taskId": task_id,
+        "pushNotificationConfig": {"id": "c-1", "url": "https://bridge.example/hook"},
+    }
+    assert listed == {"configs": [v1_config], "nextPageToken": ""}
+    assert (deleted, deleted_v03) == ({}, None)

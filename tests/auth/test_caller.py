@@ -1,36 +1,16 @@
-"""Who is calling, without I/O: the caller, owners and the refusals of a token."""
+"""Who is calling, without I/O: the caller and the refusals of a token (owners:
+tests/core/test_owners.py)."""
 
 from __future__ import annotations
 
-import re
-
-from n8n_a2a.auth.caller import Caller, granted_scopes, is_access_token, subject_owner, token_owner
-
-
-def test_the_default_owner_is_the_tokens_digest() -> None:
-    owner = token_owner("eyJhbGciOi.secret-part.sig")
-    assert owner == token_owner("eyJhbGciOi.secret-part.sig")
-    assert owner is not None and "secret-part" not in owner
-    assert re.fullmatch(r"token:[0-9a-f]{64}", owner)
-    assert token_owner("eyJhbGciOi.secret-part.sig2") != owner
-    assert token_owner(None) is None  # the anonymous caller
+from n8n_a2a.auth.caller import Caller, granted_scopes, is_access_token
+from n8n_a2a.core.owners import token_owner
 
 
 def test_a_caller_is_anonymous_by_default_and_its_owner_stays_out_of_its_repr() -> None:
     assert Caller() == Caller(None, (), None)
     owner = token_owner("tok.en")
     assert owner is not None and owner not in repr(Caller("tok.en", (), owner))
-
-
-def test_a_verified_owner_is_the_issuer_and_subject_whatever_the_token() -> None:
-    owner = subject_owner("https://login.example", "alice")
-    assert owner == subject_owner("https://login.example", "alice")
-    assert "alice" not in owner
-    assert owner != subject_owner("https://other.example", "alice")
-    assert owner != subject_owner("https://login.example", "bob")
-    # No two (issuer, subject) pairs run together into one.
-    assert subject_owner("a", "b:c") != subject_owner("a:b", "c")
-    assert owner != token_owner("alice")
 
 
 def test_an_id_tokens_marks_make_it_no_access_token() -> None:

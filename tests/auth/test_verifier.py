@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
-from n8n_a2a.auth.caller import subject_owner
 from n8n_a2a.auth.signin import bearer_challenge
-from n8n_a2a.auth.verifier import KeysUnavailable, OidcVerifier, signing_keys
-from n8n_a2a.core.errors import AuthFailure, AuthReason
+from n8n_a2a.auth.verifier import OidcVerifier, signing_keys
+from n8n_a2a.core.errors import AuthFailure, AuthReason, KeysUnavailable
+from n8n_a2a.core.owners import subject_owner
 from n8n_a2a.protocol.card import OAuthFlow
 from tests.support.adapter import make_settings
 from tests.support.oidc_issuer import AUDIENCE, LocalIssuer, SigningKey, start_issuer

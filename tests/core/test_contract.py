@@ -597,3 +597,165 @@ def test_a_413_names_the_bound_of_the_way_it_was_sent() -> None:
     assert form.text.endswith(f"n8n said: {body.decode()}")
     as_json = classify(reply(b"", status=413, request_bytes=1000))
     assert "N8N_PAYLOAD_SIZE_MAX" in as_json.text
+
+
+# The contract as its tables: what a reply within the contract says, cell by cell; each
+# key's rule for its value; which keys each deployment allows; the order values are read.
+
+CONTRACT = '{"answer": string, "escalate": boolean}'
+EMPTY = "The workflow returned nothing: its answer is empty."
+BOTH = "'escalate' and 'inputRequired' are both true"
+
+# (escalate, inputRequired, answer) -> (outcome, text); None: off contract for saying both.
+SAYS: dict[tuple[bool, bool, str], tuple[Outcome, str] | None] = {
+    (False, False, "12 pallets"): (Outcome.ANSWERED, "12 pallets"),
+    (False, False, " "): (Outcome.SILENT, EMPTY),
+    (False, True, "Which item?"): (Outcome.INPUT_REQUIRED, "Which item?"),
+    (False, True, " "): (Outcome.SILENT, EMPTY),
+    (True, False, " too much "): (Outcome.ESCALATED, "Escalated for human approval: too much"),
+    (True, False, " "): (
+        Outcome.ESCALATED,
+        "Escalated for human approval: (the workflow gave no reason)",
+    ),
+    (True, True, "x"): None,
+    (True, True, " "): None,
+}
+
+
+@pytest.mark.parametrize(("escalate", "asks", "answer"), list(SAYS))
+def test_what_a_reply_within_the_contract_says(escalate: bool, asks: bool, answer: str) -> None:
+    document = {"answer": answer, "escalate": escalate, "inputRequired": asks, "data": 1}
+    body = json.dumps(document)
+    verdict = classify(reply(body.encode()), input_required=True, modes=PARTS)
+    said = SAYS[escalate, asks, answer]
+    if said is None:
+        assert (verdict.outcome, verdict.parts) == (Outcome.OFF_CONTRACT, ())
+        assert verdict.text == (
+            f"The workflow's reply is off contract ({BOTH}); expected {CONTRACT}. "
+            f"Raw reply (HTTP 200, application/json): {body}"
+        )
+    else:
+        assert (verdict.outcome, verdict.text) == said
+        # Only an answer carries its data and files.
+        carried = (Part.of_data(1),) if said[0] is Outcome.ANSWERED else ()
+        assert verdict.parts == carried
+
+
+def test_an_absent_input_required_is_false() -> None:
+    for escalate, outcome in ((False, Outcome.ANSWERED), (True, Outcome.ESCALATED)):
+        document = {"answer": "x", "escalate": escalate}
+        verdict = classify(reply(json.dumps(document).encode()), input_required=True)
+        assert verdict.outcome is outcome
+
+
+#: A value of each JSON kind.
+VALUES: dict[str, object] = {
+    "string": "x",
+    "empty string": "",
+    "true": True,
+    "false": False,
+    "zero": 0,
+    "number": 1.5,
+    "null": None,
+    "empty list": [],
+    "list": ["x"],
+    "object": {},
+}
+# Each key: the kinds of value it takes, and the reason given for any other.
+RULES: dict[str, tuple[set[str], str]] = {
+    "answer": ({"string", "empty string"}, "'answer' is not a string"),
+    "escalate": ({"true", "false"}, "'escalate' is not true or false"),
+    "inputRequired": ({"true", "false"}, "'inputRequired' is not true or false"),
+    "data": (set(VALUES), ""),  # any JSON value
+    "files": ({"empty list"}, "'files' is not a list"),  # ["x"]: its entry is wrong
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"), [(key, kind) for key in RULES for kind in VALUES if kind != "list"]
+)
+def test_each_keys_rule_for_its_value(key: str, kind: str) -> None:
+    document: dict[str, object] = {"answer": "x", "escalate": True, key: VALUES[kind]}
+    verdict = classify(reply(json.dumps(document).encode()), input_required=True, modes=PARTS)
+    taken, reason = RULES[key]
+    if kind in taken:
+        # Taken: what the reply comes to is the table above's (both true is off contract).
+        assert verdict.outcome is not Outcome.OFF_CONTRACT or BOTH in verdict.text
+    else:
+        assert verdict.outcome is Outcome.OFF_CONTRACT
+        assert verdict.text.startswith(f"The workflow's reply is off contract ({reason}); ")
+
+
+def test_a_file_entry_that_is_no_object_is_named_by_its_index() -> None:
+    document = {"answer": "x", "escalate": False, "files": [], "data": ["x"]}
+    assert classify(reply(json.dumps(document).encode()), modes=PARTS).outcome is Outcome.ANSWERED
+    document["files"] = ["x"]
+    verdict = classify(reply(json.dumps(document).encode()), modes=PARTS)
+    assert "(files[0] is not an object)" in verdict.text
+
+
+# The keys a reply may have, by deployment: ADAPTER_ALLOW_INPUT_REQUIRED and the output modes.
+ALWAYS = {"answer", "escalate"}
+ALLOWED: list[tuple[bool, Modes, set[str]]] = [
+    (False, Modes(), ALWAYS),
+    (True, Modes(), ALWAYS | {"inputRequired"}),
+    (False, Modes(outputs=("text/plain", "application/json")), ALWAYS | {"data"}),
+    (False, Modes(outputs=("text/plain", "image/png")), ALWAYS | {"files"}),
+    (False, Modes(outputs=("*/*",)), ALWAYS | {"data", "files"}),
+    (True, PARTS, ALWAYS | {"inputRequired", "data", "files"}),
+]
+GOOD = {"answer": "x", "escalate": False, "inputRequired": False, "data": 1, "files": []}
+
+
+@pytest.mark.parametrize(("input_required", "modes", "allowed"), ALLOWED)
+def test_the_keys_each_deployment_allows(
+    input_required: bool, modes: Modes, allowed: set[str]
+) -> None:
+    for key in GOOD:
+        document = {"answer": "x", "escalate": False, key: GOOD[key]}
+        verdict = classify(
+            reply(json.dumps(document).encode()), input_required=input_required, modes=modes
+        )
+        refused = f"(its keys are {sorted(document)})" in verdict.text
+        assert refused is (key not in allowed), key
+    for key in ALWAYS:  # and a reply without one of them is off contract anyway
+        document = {name: GOOD[name] for name in ALWAYS - {key}}
+        verdict = classify(reply(json.dumps(document).encode()), modes=modes)
+        assert f"(its keys are {sorted(document)})" in verdict.text
+
+
+# The values are read in this order, the first wrong one named: files, then the three words.
+ORDER = [
+    ("files", {}, "'files' is not a list"),
+    ("answer", 1, "'answer' is not a string"),
+    ("escalate", "no", "'escalate' is not true or false"),
+    ("inputRequired", "yes", "'inputRequired' is not true or false"),
+]
+
+
+@pytest.mark.parametrize("first", range(len(ORDER)))
+def test_the_first_wrong_value_in_the_tables_order_is_named(first: int) -> None:
+    document: dict[str, object] = {"answer": "x", "escalate": False}
+    document.update({key: wrong for key, wrong, _ in ORDER[first:]})
+    verdict = classify(reply(json.dumps(document).encode()), input_required=True, modes=PARTS)
+    assert f"off contract ({ORDER[first][2]})" in verdict.text
+
+
+@pytest.mark.parametrize(
+    ("outcome", "text"),
+    [
+        (Outcome.TIMEOUT, "The workflow did not answer in time: {d}"),
+        (Outcome.UNREACHABLE, "The workflow's webhook could not be reached: {d}"),
+        (
+            Outcome.TLS_FAILURE,
+            "TLS verification of the webhook failed: {d}. Set ADAPTER_CA_BUNDLE to the CA "
+            "that signed its certificate.",
+        ),
+        (Outcome.BROKEN_REPLY, "The webhook's reply could not be read: {d}"),
+        (Outcome.ADAPTER_ERROR, "The webhook's reply could not be read: {d}"),
+    ],
+)
+def test_what_each_failure_short_of_a_reply_says(outcome: Outcome, text: str) -> None:
+    detail = "a {detail} with braces"  # said as it is: no template reads it
+    verdict = classify(TransportFailure(outcome, detail))
+    assert (verdict.outcome, verdict.text) == (outcome, text.replace("{d}", detail))

@@ -9,15 +9,24 @@ from n8n_a2a.core.errors import (
     AdapterError,
     AuthFailure,
     AuthReason,
+    BodyTooLarge,
+    IllegalTransition,
+    KeysUnavailable,
     StoreUnavailable,
     SubscriberTooSlow,
 )
 from n8n_a2a.protocol.errors import A2AError
+from n8n_a2a.protocol.model import TaskState
 
 
 @pytest.mark.parametrize(
     "error",
-    [StoreUnavailable("down"), SubscriberTooSlow("t-1"), AuthFailure(AuthReason.EXPIRED)],
+    [
+        StoreUnavailable("down"),
+        SubscriberTooSlow("t-1"),
+        BodyTooLarge(64),
+        AuthFailure(AuthReason.EXPIRED),
+    ],
 )
 def test_none_is_a_wire_error(error: AdapterError) -> None:
     assert not isinstance(error, A2AError)
@@ -37,3 +46,19 @@ def test_a_refused_caller_is_told_a_fixed_text_unless_a_message_is_given() -> No
     assert AuthFailure(AuthReason.MALFORMED, "Bearer what?").message == "Bearer what?"
     for reason in AuthReason:
         assert AuthFailure(reason).message.isascii(), reason
+
+
+def test_a_body_too_large_names_the_setting_and_its_value() -> None:
+    assert BodyTooLarge(33_554_432).message == (
+        "The request body is larger than ADAPTER_MAX_BODY_BYTES (33,554,432 bytes), the most "
+        "the adapter reads"
+    )
+
+
+def test_the_errors_never_answered_as_themselves_are_no_adapter_errors() -> None:
+    """A bug, and an issuer's keys not had: no line of the edge's table answers them."""
+    illegal = IllegalTransition("t-1", TaskState.COMPLETED, TaskState.WORKING)
+    assert str(illegal) == "task t-1: completed -> working"
+    assert (illegal.current, illegal.to) == (TaskState.COMPLETED, TaskState.WORKING)
+    for error in (illegal, KeysUnavailable("https://issuer.example/jwks answered HTTP 500")):
+        assert not isinstance(error, AdapterError | A2AError)

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
+from n8n_a2a.core.errors import IllegalTransition
 from n8n_a2a.core.lifecycle import (
-    IllegalTransition,
     check_move,
     is_interrupted,
     is_terminal,

@@ -18,17 +18,18 @@ import trio.testing
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
+from n8n_a2a.core.changes import Change
 from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
 from n8n_a2a.executor import Executor
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
-from n8n_a2a.store import Change, Moved
+from n8n_a2a.store import Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
-from n8n_a2a.webhook.streamed_reply import Relay
+from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.reading import Relay, ReplyRoom
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
 
 

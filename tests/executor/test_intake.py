@@ -6,7 +6,8 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from n8n_a2a.auth.caller import Caller, Owner
+from n8n_a2a.auth.caller import Caller
+from n8n_a2a.core.owners import Owner
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.protocol.push import PushConfig

@@ -18,7 +18,7 @@ import trio
 import trustme
 from cryptography.hazmat.primitives import serialization
 
-from n8n_a2a.auth.caller import token_owner
+from n8n_a2a.core.owners import token_owner
 from n8n_a2a.observability.logs import JsonFormatter
 from tests.support.adapter import AdapterFactory, free_port, get
 from tests.support.jsonrpc import V1, call, rpc, send_v03, send_v1

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from n8n_a2a.protocol.facts import STREAM_VERBS, V0_3, V1_0, Verb, VersionFacts
+from n8n_a2a.protocol.facts import V0_3, V1_0, VersionFacts
 from n8n_a2a.protocol.model import Role, TaskState
 
 
@@ -40,33 +40,34 @@ def test_roles_are_spelt_as_each_version_does() -> None:
 
 
 def test_the_methods_of_each_version() -> None:
-    assert dict(V1_0.methods) == {
-        "SendMessage": Verb.SEND,
-        "SendStreamingMessage": Verb.SEND_STREAMING,
-        "SubscribeToTask": Verb.SUBSCRIBE,
-        "GetTask": Verb.GET,
-        "CancelTask": Verb.CANCEL,
-        "ListTasks": Verb.LIST,
-        "CreateTaskPushNotificationConfig": Verb.PUSH_CREATE,
-        "GetTaskPushNotificationConfig": Verb.PUSH_GET,
-        "ListTaskPushNotificationConfigs": Verb.PUSH_LIST,
-        "DeleteTaskPushNotificationConfig": Verb.PUSH_DELETE,
-        "GetExtendedAgentCard": Verb.EXTENDED_CARD,
-    }
+    """Each name a version's clients send, and the method it is (as 1.0 names it)."""
+    v1_0 = [
+        "SendMessage",
+        "SendStreamingMessage",
+        "SubscribeToTask",
+        "GetTask",
+        "CancelTask",
+        "ListTasks",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+    ]
+    assert dict(V1_0.methods) == {name: name for name in v1_0}
     # v0.3 has no ListTasks.
     assert dict(V0_3.methods) == {
-        "message/send": Verb.SEND,
-        "message/stream": Verb.SEND_STREAMING,
-        "tasks/resubscribe": Verb.SUBSCRIBE,
-        "tasks/get": Verb.GET,
-        "tasks/cancel": Verb.CANCEL,
-        "tasks/pushNotificationConfig/set": Verb.PUSH_CREATE,
-        "tasks/pushNotificationConfig/get": Verb.PUSH_GET,
-        "tasks/pushNotificationConfig/list": Verb.PUSH_LIST,
-        "tasks/pushNotificationConfig/delete": Verb.PUSH_DELETE,
-        "agent/getAuthenticatedExtendedCard": Verb.EXTENDED_CARD,
+        "message/send": "SendMessage",
+        "message/stream": "SendStreamingMessage",
+        "tasks/resubscribe": "SubscribeToTask",
+        "tasks/get": "GetTask",
+        "tasks/cancel": "CancelTask",
+        "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+        "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+        "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
     }
-    assert {Verb.SEND_STREAMING, Verb.SUBSCRIBE} == STREAM_VERBS
 
 
 def test_what_else_differs_between_the_versions_is_a_fact_of_each() -> None:
@@ -112,6 +113,6 @@ def test_the_facts_cannot_be_changed_in_place() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         V1_0.plain_card = False  # type: ignore[misc]
     with pytest.raises(TypeError):
-        V1_0.methods["message/send"] = Verb.SEND  # type: ignore[index]
+        V1_0.methods["message/send"] = "SendMessage"  # type: ignore[index]
     with pytest.raises(TypeError):
         V0_3.states[TaskState.WORKING] = "WORKING"  # type: ignore[index]

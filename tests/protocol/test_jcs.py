@@ -13,7 +13,8 @@ from a2a.utils._jcs import CanonicalizationError, canonicalize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from n8n_a2a.protocol.jcs import NotCanonicalizable, canonical
+from n8n_a2a.protocol.errors import NotCanonicalizable
+from n8n_a2a.protocol.jcs import canonical
 
 # RFC 8785 §3.2.2's input (as a JSON text: its numbers are what a parser makes of them).
 RFC_INPUT = r"""{

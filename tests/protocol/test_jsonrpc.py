@@ -5,14 +5,8 @@ import math
 
 import pytest
 
-from n8n_a2a.protocol.errors import ErrorCode
-from n8n_a2a.protocol.jsonrpc import (
-    InvalidRequest,
-    RequestId,
-    error_response,
-    parse_request,
-    result_response,
-)
+from n8n_a2a.protocol.errors import ErrorCode, InvalidRequest, RequestId
+from n8n_a2a.protocol.jsonrpc import error_response, parse_request, result_response
 from n8n_a2a.protocol.strict import MAX_DEPTH
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from n8n_a2a.protocol import rest
-from n8n_a2a.protocol.errors import A2AError, ErrorCode
+from n8n_a2a.protocol.errors import A2AError, ErrorCode, NoRoute
 from n8n_a2a.protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from n8n_a2a.protocol.push import CreatePushConfig, DeletePushConfig
 from n8n_a2a.protocol.versions import V1
@@ -68,14 +68,14 @@ def test_every_v1_method_has_a_route() -> None:
 def test_a_path_or_method_not_served_is_refused_saying_what_is(
     http_method: str, path: str, allowed: tuple[str, ...]
 ) -> None:
-    with pytest.raises(rest.NoRoute) as refused:
+    with pytest.raises(NoRoute) as refused:
         rest.route(http_method, path)
     assert refused.value.allowed == allowed
     assert rest.error_status(refused.value) == (405 if allowed else 404)
 
 
 def test_a_long_path_is_quoted_short() -> None:
-    with pytest.raises(rest.NoRoute) as refused:
+    with pytest.raises(NoRoute) as refused:
         rest.route("GET", "/x" * 10_000)
     assert len(refused.value.message) < 200
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from n8n_a2a.protocol import rest
-from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.jsonrpc import InvalidRequest, parse_request
+from n8n_a2a.protocol.errors import A2AError, ErrorCode, InvalidRequest
+from n8n_a2a.protocol.jsonrpc import parse_request
 from n8n_a2a.protocol.strict import MAX_PATH_CHARS, MAX_VALUES, unwritable, values_in
 
 

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from n8n_a2a.protocol.push import AllowList
-from n8n_a2a.push.guard import Refused, destination
+from n8n_a2a.push.guard import destination
+from n8n_a2a.webhook.errors import PushRefused
 from tests.support.push import Resolver
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
@@ -26,7 +27,7 @@ async def test_a_public_name_leads_to_its_addresses_in_order() -> None:
 
 async def test_one_refused_address_among_many_refuses_the_name() -> None:
     resolve = Resolver({"two-faced.example": [PUBLIC, LOOPBACK]})
-    with pytest.raises(Refused, match="its host resolves to a loopback address"):
+    with pytest.raises(PushRefused, match="its host resolves to a loopback address"):
         await destination("http://two-faced.example:8080/", AllowList(), resolve)
     assert resolve.asked == [("two-faced.example", 8080)]
 
@@ -35,7 +36,7 @@ async def test_what_a_name_resolves_to_goes_to_the_log_not_to_the_caller(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     resolve = Resolver({"intranet.example": [ipaddress.ip_address("10.31.7.12")]})
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PushRefused) as refused:
         await destination("https://intranet.example/hook?secret=s3", AllowList(), resolve)
     assert str(refused.value) == (
         "its host resolves to a private address; push notifications go there only if "
@@ -55,7 +56,7 @@ async def test_what_a_name_resolves_to_goes_to_the_log_not_to_the_caller(
 
 async def test_a_literal_address_is_judged_without_a_lookup() -> None:
     resolve = Resolver({})
-    with pytest.raises(Refused, match=r"^169\.254\.169\.254 is the cloud metadata address; "):
+    with pytest.raises(PushRefused, match=r"^169\.254\.169\.254 is the cloud metadata address; "):
         await destination("http://169.254.169.254/latest/meta-data/", AllowList(), resolve)
     allowed = await destination("http://[::1]:9/", AllowList.parse("::1"), resolve)
     assert allowed.addresses == (ipaddress.ip_address("::1"),)
@@ -73,7 +74,7 @@ async def test_a_literal_address_is_judged_without_a_lookup() -> None:
 async def test_translated_forms_and_new_special_purpose_entries_are_refused(
     url: str, words: str
 ) -> None:
-    with pytest.raises(Refused, match=re.escape(words)):
+    with pytest.raises(PushRefused, match=re.escape(words)):
         await destination(url, AllowList(), Resolver({}))
 
 

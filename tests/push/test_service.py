@@ -25,8 +25,8 @@ from n8n_a2a.protocol.push import (
 )
 from n8n_a2a.push.deliverer import Deliverer
 from n8n_a2a.push.lookups import Lookups
-from n8n_a2a.push.memory import MemoryPushConfigStore
 from n8n_a2a.push.service import LOOKUP_TIMEOUT, PushNotifications
+from n8n_a2a.store.memory import MemoryPushConfigStore
 from tests.support.push import Blackhole, Board, Resolver, ScriptedSender
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from n8n_a2a.core.lifecycle import IllegalTransition
+from n8n_a2a.core.changes import Change
+from n8n_a2a.core.errors import IllegalTransition
 from n8n_a2a.core.release import Released, released
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
@@ -25,7 +26,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
 )
 from n8n_a2a.protocol.versions import V1
-from n8n_a2a.store import Change, TaskStore
+from n8n_a2a.store import TaskStore
 from n8n_a2a.store.memory import MemoryTaskStore
 from tests.support.store_tasks import Ticking, answer, finished, new_task, waiting
 

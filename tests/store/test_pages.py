@@ -10,8 +10,7 @@ import pytest
 
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskStatus
-from n8n_a2a.store import encoded_size
-from n8n_a2a.store.pages import decode_cursor, encode_cursor, fit, list_order
+from n8n_a2a.store.pages import decode_cursor, encode_cursor, encoded_size, fit, list_order
 from tests.support.tasks import MOMENT, submitted_task
 
 

@@ -12,6 +12,7 @@ import trio
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
+from n8n_a2a.core.changes import Change
 from n8n_a2a.core.contract import HttpReply, WebhookReply
 from n8n_a2a.executor import Executor
 from n8n_a2a.executor.intake import InlinePush
@@ -26,11 +27,11 @@ from n8n_a2a.protocol.model import (
     Task,
     TaskEvent,
 )
-from n8n_a2a.store import Change, Moved
+from n8n_a2a.store import Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import ReplyRoom, WebhookRequest
-from n8n_a2a.webhook.streamed_reply import Relay
+from n8n_a2a.webhook.client import WebhookRequest
+from n8n_a2a.webhook.reading import Relay, ReplyRoom
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any
 
 import trio
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.protocol.addresses import IPAddress
 from n8n_a2a.protocol.model import (
     Artifact,
@@ -23,10 +24,8 @@ from n8n_a2a.protocol.model import (
     TaskStatus,
 )
 from n8n_a2a.push.attempts import Answer, Attempt
-from n8n_a2a.push.memory import MemoryPushConfigStore
-from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import LocalTaskEvents
-from n8n_a2a.store.memory import MemoryTaskStore
+from n8n_a2a.store.memory import MemoryPushConfigStore, MemoryTaskStore
 from tests.support.tasks import MOMENT
 
 

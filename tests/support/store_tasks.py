@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.protocol.model import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
-from n8n_a2a.store import Change, TaskStore
+from n8n_a2a.store import TaskStore
 
 
 class Ticking:

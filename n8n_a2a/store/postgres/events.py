@@ -28,7 +28,7 @@ import trio
 from ...core.errors import StoreUnavailable
 from ...protocol.model import ArtifactUpdate, TaskEvent
 from ...protocol.params import MAX_ID_CHARS
-from .. import Listener
+from ..api import Listener
 from ..documents import event_of
 from ..fanout import LocalTaskEvents
 from .pool import FIRST_RETRY, LAST_RETRY, Connection, Pool, Row

@@ -14,12 +14,13 @@ from typing import LiteralString
 from psycopg.types.json import Json, Jsonb
 
 from ...core import lifecycle
+from ...core.changes import Change, change_events
 from ...protocol.errors import A2AError
 from ...protocol.model import ListTasks, Task, TaskPage, TaskState, TaskStatus
-from .. import MAX_PAGE_BYTES, Change, Moved, change_events
+from ..api import Moved
 from ..documents import artifact_doc, artifact_of, event_doc, message_doc, message_of
 from ..fanout import Clock, utc_now
-from ..pages import decode_cursor, encode_cursor, fit
+from ..pages import MAX_PAGE_BYTES, decode_cursor, encode_cursor, fit
 from .leases import PostgresLeases
 from .pool import Connection, Pool, Row
 from .schema import CHANNEL

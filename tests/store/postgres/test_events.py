@@ -8,6 +8,7 @@ import psycopg
 import pytest
 import trio
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.observability.metrics import Metrics
 from n8n_a2a.protocol.model import (
     Artifact,
@@ -20,7 +21,6 @@ from n8n_a2a.protocol.model import (
     TaskState,
 )
 from n8n_a2a.protocol.params import MAX_ID_CHARS
-from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import utc_now as now
 from n8n_a2a.store.postgres import PostgresTaskEvents, PostgresTaskStore
 from n8n_a2a.store.postgres.events import parse_notification

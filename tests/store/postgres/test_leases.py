@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import trio
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.protocol.model import Message, Part, Role, TaskState
-from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import utc_now as now
 from n8n_a2a.store.postgres import Pool, PostgresTaskStore
 from tests.support.tasks import submitted_task

@@ -12,10 +12,10 @@ import psycopg
 import pytest
 import trio
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.protocol.errors import A2AError
 from n8n_a2a.protocol.model import TaskState
-from n8n_a2a.store import Change
 from n8n_a2a.store.fanout import utc_now as now
 from n8n_a2a.store.postgres import Pool, PostgresTaskStore, open_postgres
 from n8n_a2a.store.postgres.schema import CHANNEL

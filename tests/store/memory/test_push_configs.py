@@ -8,7 +8,7 @@ import pytest
 
 from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.protocol.push import PushConfig
-from n8n_a2a.push.memory import MemoryPushConfigStore
+from n8n_a2a.store.memory import MemoryPushConfigStore
 
 
 def config(task_id: str, config_id: str, url: str = "http://b.example/") -> PushConfig:

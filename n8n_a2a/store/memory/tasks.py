@@ -1,4 +1,4 @@
-"""The embedded default: tasks in this process's memory (their events: fanout.py).
+"""The embedded default: tasks in this process's memory (their events: ../fanout.py).
 
 Tasks are frozen; the store swaps in a new version on each move. It is bounded:
 finished tasks leave after a time to live, or oldest first when it is full; a task
@@ -10,25 +10,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Protocol
 
-from ..core.errors import AtCapacity
-from ..core.lifecycle import check_move, is_terminal
-from ..core.release import released_task, task_payload_bytes
-from ..protocol.errors import A2AError
-from ..protocol.model import ListTasks, StatusUpdate, Task, TaskPage
-from . import MAX_PAGE_BYTES, Change, Moved, change_events
-from .fanout import Clock, utc_now
-from .pages import decode_cursor, encode_cursor, fit, list_order
-
-
-class Payloads(Protocol):
-    """Where the payload bytes of finished tasks are counted (ADAPTER_MEMORY_BUDGET's
-    executor/budget.py): told when a task finishes and when it leaves."""
-
-    def keep(self, task_id: str, size: int) -> None: ...
-
-    def forget(self, task_id: str) -> None: ...
+from ...core.changes import Change, change_events
+from ...core.errors import AtCapacity
+from ...core.lifecycle import check_move, is_terminal
+from ...core.release import released_task, task_payload_bytes
+from ...protocol.errors import A2AError
+from ...protocol.model import ListTasks, StatusUpdate, Task, TaskPage
+from ..api import Moved, Payloads
+from ..fanout import Clock, utc_now
+from ..pages import MAX_PAGE_BYTES, decode_cursor, encode_cursor, fit, list_order
 
 
 class MemoryTaskStore:

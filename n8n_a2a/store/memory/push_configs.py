@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..core.errors import AtCapacity
-from ..protocol.push import PushConfig
-from ..store.fanout import Clock, utc_now
+from ...core.errors import AtCapacity
+from ...protocol.push import PushConfig
+from ..fanout import Clock, utc_now
 
 
 class MemoryPushConfigStore:

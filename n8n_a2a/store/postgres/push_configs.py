@@ -7,8 +7,8 @@ from typing import Any
 
 from psycopg.types.json import Json
 
-from ..protocol.push import PushAuthentication, PushConfig
-from ..store.postgres import Connection, Pool
+from ...protocol.push import PushAuthentication, PushConfig
+from .pool import Connection, Pool
 
 
 def _doc(config: PushConfig) -> dict[str, Any]:

@@ -8,11 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from n8n_a2a.core.changes import Change
 from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskState, TaskStatus
 from n8n_a2a.protocol.push import PushAuthentication, PushConfig
-from n8n_a2a.push.postgres import PostgresPushConfigStore
-from n8n_a2a.store import Change
-from n8n_a2a.store.postgres import Pool, PostgresTaskStore
+from n8n_a2a.store.postgres import Pool, PostgresPushConfigStore, PostgresTaskStore
 
 
 @pytest.fixture

@@ -1,0 +1,49 @@
+"""A task's change, as the rules decide it (turns.py) and every store applies it: its next
+status and what comes with it, and the events it makes, numbered on from the task's version.
+
+Here, below the stores, so that the rules name a change without knowing where tasks live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Message,
+    StatusUpdate,
+    TaskEvent,
+    TaskState,
+    TaskStatus,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A task's next status and what comes with it: `history` (the caller's message that
+    starts a next turn) joins the history, then the status message; the artifacts join
+    the artifacts, the metadata the task's metadata."""
+
+    state: TaskState
+    timestamp: datetime
+    message: Message | None = None
+    artifacts: tuple[Artifact, ...] = ()
+    metadata: dict[str, Any] | None = None
+    history: tuple[Message, ...] = ()
+
+
+def change_events(
+    task_id: str, context_id: str, version: int, change: Change
+) -> tuple[TaskEvent, ...]:
+    """The events a change makes of a task at `version`, numbered on from it: the artifacts
+    first, in order, then the status. Every store numbers them so."""
+    events: list[TaskEvent] = []
+    for artifact in change.artifacts:
+        version += 1
+        events.append(ArtifactUpdate(task_id, context_id, artifact, version))
+    status = TaskStatus(change.state, change.timestamp, change.message)
+    events.append(StatusUpdate(task_id, context_id, status, version + 1, change.metadata or None))
+    return tuple(events)

@@ -1,0 +1,50 @@
+"""A change's events: the artifacts first, then the status, numbered on from the version."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from n8n_a2a.core.changes import Change, change_events
+from n8n_a2a.protocol.model import (
+    Artifact,
+    ArtifactUpdate,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    TaskState,
+    TaskStatus,
+)
+
+NOW = datetime(2026, 12, 3, tzinfo=UTC)
+
+
+def test_a_status_alone_is_one_event_numbered_after_the_version() -> None:
+    events = change_events("t", "c", 4, Change(TaskState.WORKING, NOW))
+    assert events == (StatusUpdate("t", "c", TaskStatus(TaskState.WORKING, NOW), 5),)
+
+
+def test_artifacts_come_first_in_order_then_the_status_with_the_metadata() -> None:
+    first = Artifact("a-1", "answer", (Part("one"),))
+    second = Artifact("a-2", "answer", (Part("two"),))
+    reply = Message("m-1", Role.AGENT, (Part("done"),), "t", "c")
+    change = Change(
+        TaskState.COMPLETED,
+        NOW,
+        message=reply,
+        artifacts=(first, second),
+        metadata={"outcome": "ANSWERED"},
+    )
+    assert change_events("t", "c", 1, change) == (
+        ArtifactUpdate("t", "c", first, 2),
+        ArtifactUpdate("t", "c", second, 3),
+        StatusUpdate(
+            "t", "c", TaskStatus(TaskState.COMPLETED, NOW, reply), 4, {"outcome": "ANSWERED"}
+        ),
+    )
+
+
+def test_empty_metadata_is_no_metadata_on_the_status() -> None:
+    [event] = change_events("t", "c", 0, Change(TaskState.CANCELED, NOW, metadata={}))
+    assert isinstance(event, StatusUpdate)
+    assert event.metadata is None
