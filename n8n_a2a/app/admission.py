@@ -38,8 +38,7 @@ def room(edge: Edge, asked: Asked, owner: Owner) -> Reservation | None:
     if edge.budget is None:
         return None
     if asked.held is None:
-        asked.caller = caller_key(owner, asked.peer)
-        asked.held = edge.budget.reservation(asked.caller)
+        asked.held = edge.budget.reservation(caller_key(owner, asked.peer))
     return asked.held
 
 
@@ -49,7 +48,7 @@ def answer_room(edge: Edge, asked: Asked) -> Reservation | None:
     if edge.budget is None or asked.held is None:
         return None
     if asked.answer is None:
-        asked.answer = edge.budget.reservation(asked.caller)
+        asked.answer = edge.budget.reservation(asked.held.caller)
     return asked.answer
 
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl
 import trio
 from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
 
-from ..budget import CallerKey, Reservation, caller_key
+from ..budget import Reservation
 from ..core.errors import AtCapacity, BodyTooLarge
 
 
@@ -56,14 +56,16 @@ class Asked:
         self.headers = Fields.of_headers(scope["headers"])
         self._receive = receive
         self._max_body_bytes = max_body_bytes
-        client = scope.get("client")
-        #: The client's address: who an anonymous caller is, under the memory budget.
-        self.peer = client[0] if client else None
-        #: Under ADAPTER_MEMORY_BUDGET (admission.py): whose bytes the request's are, its
-        #: body's reservation once its caller is known, and its answer's.
-        self.caller: CallerKey = caller_key(None, self.peer)
+        #: Under ADAPTER_MEMORY_BUDGET (admission.py): the body's reservation once its
+        #: caller is known (whose it is, `Reservation.caller`), and its answer's.
         self.held: Reservation | None = None
         self.answer: Reservation | None = None
+
+    @property
+    def peer(self) -> str | None:
+        """The client's address: who an anonymous caller is, under the memory budget."""
+        client = self.scope.get("client")
+        return client[0] if client else None
 
     def settle(self) -> None:
         """The exchange is over: whatever its request and answer still hold is given back."""

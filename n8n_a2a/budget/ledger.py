@@ -76,7 +76,7 @@ GRANTED, WAIT, NEVER = Granted(), Wait(), Never()
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
+class Ask:
     """One holder's ask, as it waits in line."""
 
     caller: CallerKey
@@ -102,7 +102,7 @@ class Ledger:
         self.share = budget if share is None else min(share, budget)
         self._held: dict[Hashable, int] = {}
         self._caller_held: dict[CallerKey, int] = {}
-        self._line: dict[Hashable, Asked] = {}  # in the order they asked
+        self._line: dict[Hashable, Ask] = {}  # in the order they asked
         self._kept: dict[str, _Kept] = {}  # finished tasks' payload bytes, in finish order
         self._caller_kept: dict[CallerKey, int] = {}
         self._releasable: dict[str, None] = {}  # kept tasks whose large parts are still there
@@ -122,7 +122,7 @@ class Ledger:
         """The bytes the caller holds and keeps now (what its share bounds)."""
         return self._caller_held.get(caller, 0) + self._caller_kept.get(caller, 0)
 
-    def ask(self, holder: Hashable, asked: Asked) -> Decision:
+    def ask(self, holder: Hashable, asked: Ask) -> Decision:
         """`holder` asks to hold `asked.size` more bytes for `asked.caller`."""
         holds = self._held.get(holder, 0)
         if holds + asked.size > self.share:
@@ -178,7 +178,7 @@ class Ledger:
         """`holder` leaves the line (it was granted, canceled, or waited too long)."""
         self._line.pop(holder, None)
 
-    def in_line(self) -> list[tuple[Hashable, Asked]]:
+    def in_line(self) -> list[tuple[Hashable, Ask]]:
         """Who to ask again now that room may have come: urgent ones first, then the
         callers holding least, each caller's in the order they asked."""
         if not self._line:
@@ -245,7 +245,7 @@ class Ledger:
     def _urgent_waits(self, holder: Hashable) -> bool:
         return any(waits.urgent for other, waits in self._line.items() if other != holder)
 
-    def _queue(self, holder: Hashable, asked: Asked) -> Wait:
+    def _queue(self, holder: Hashable, asked: Ask) -> Wait:
         # A holder keeps its place in line when it asks again.
         if holder not in self._line:
             self._line[holder] = asked

@@ -17,7 +17,7 @@ from typing import Protocol, assert_never
 import trio
 
 from ..core.errors import AtCapacity
-from .ledger import Asked, CallerKey, Granted, Ledger, Never, Release, Wait
+from .ledger import Ask, CallerKey, Granted, Ledger, Never, Release, Wait
 
 #: A reply's room grows by at least this much at a time: one ask per 1 MiB read, not
 #: one per chunk.
@@ -58,7 +58,6 @@ class MemoryBudget:
         self._woken: dict[object, trio.Event] = {}
         self._keeper: Keeper | None = None
         self._callers: dict[str, CallerKey] = {}  # each running or kept task's caller
-        self._refused: set[object] = set()  # woken to be refused: a stall's way out
 
     @property
     def budget(self) -> int:
@@ -114,7 +113,7 @@ class MemoryBudget:
         """A reservation for `caller`, holding nothing yet."""
         return Reservation(self, caller, object())
 
-    async def _take(self, holder: object, asked: Asked) -> None:
+    async def _take(self, holder: object, asked: Ask) -> None:
         ledger = self._ledger
         deadline: float | None = None  # the wait's end, once it has to wait
         try:
@@ -136,16 +135,13 @@ class MemoryBudget:
                         with trio.move_on_at(deadline):
                             await woken.wait()
                         if self._woken.pop(holder, None) is None:
-                            self._refused.discard(holder)
                             return  # granted by `_ask_again` while it waited
-                        self._refused.discard(holder)
                         raise AtCapacity(self._full(asked))  # waited too long, or refused
                     case _:
                         assert_never(decision)
         except BaseException:
             ledger.leave(holder)
             self._woken.pop(holder, None)
-            self._refused.discard(holder)
             raise
 
     def _refused_for_a_stall(self, holder: object) -> bool:
@@ -156,8 +152,7 @@ class MemoryBudget:
             return stalled is holder
         woken = self._woken.get(stalled)
         if woken is not None:
-            self._refused.add(stalled)
-            woken.set()
+            woken.set()  # left in `_woken`: it wakes refused, not granted
         return False
 
     def _release(self, task_ids: tuple[str, ...]) -> None:
@@ -181,7 +176,7 @@ class MemoryBudget:
             if woken is not None:
                 woken.set()
 
-    def _full(self, asked: Asked) -> str:
+    def _full(self, asked: Ask) -> str:
         full = (
             f"no room for {asked.size:,} more payload bytes within ADAPTER_MEMORY_WAIT "
             f"({self._wait:g} s): the memory budget (ADAPTER_MEMORY_BUDGET, "
@@ -218,7 +213,7 @@ class Reservation:
         """Hold `size` more bytes, waiting for room; a `read`'s (an answer copying a task
         held or kept already) within its caller's share alone, releasing nothing."""
         if size > 0:
-            await self._budget._take(self._holder, Asked(self.caller, size, read=read))
+            await self._budget._take(self._holder, Ask(self.caller, size, read=read))
 
     def force(self, size: int) -> None:
         """Hold `size` more bytes at once: an answer or an event already made, until it
@@ -239,7 +234,7 @@ class Reservation:
             return
         # A small budget (tests, a tiny pod) takes smaller steps: a step is room others wait for.
         step = max(size - self._ahead, min(REPLY_STEP, self._budget.budget // 16))
-        await self._budget._take(self._holder, Asked(self.caller, step, urgent=True))
+        await self._budget._take(self._holder, Ask(self.caller, step, urgent=True))
         self._ahead += step - size
 
     def pass_on(self) -> Reservation:

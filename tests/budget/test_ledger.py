@@ -3,13 +3,13 @@ caller's bytes within its share."""
 
 from __future__ import annotations
 
-from n8n_a2a.budget.ledger import GRANTED, NEVER, WAIT, Asked, Ledger, Release, caller_key
+from n8n_a2a.budget.ledger import GRANTED, NEVER, WAIT, Ask, Ledger, Release, caller_key
 
 MiB = 1024 * 1024
 
 
-def ask(caller: str, size: int, *, urgent: bool = False, read: bool = False) -> Asked:
-    return Asked(caller, size * MiB, urgent=urgent, read=read)
+def ask(caller: str, size: int, *, urgent: bool = False, read: bool = False) -> Ask:
+    return Ask(caller, size * MiB, urgent=urgent, read=read)
 
 
 def test_asks_that_fit_are_granted_and_counted_by_holder_and_caller() -> None:
