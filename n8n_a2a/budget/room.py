@@ -12,11 +12,12 @@ bytes back in its `finally`: either way nothing stays reserved.
 from __future__ import annotations
 
 import ctypes
-from typing import Protocol, assert_never
+from typing import assert_never
 
 import trio
 
 from ..core.errors import AtCapacity
+from ..store.api import Keeper
 from .ledger import Ask, CallerKey, Granted, Ledger, Never, Release, Wait
 
 #: A reply's room grows by at least this much at a time: one ask per 1 MiB read, not
@@ -38,14 +39,6 @@ def return_freed_payloads() -> None:
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is not None:
         mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
-
-
-class Keeper(Protocol):
-    """The store whose finished tasks' payloads can make room (store/memory/tasks.py)."""
-
-    def release_payloads(self, task_id: str) -> int:
-        """Release the finished task's large parts; the payload bytes that freed."""
-        ...
 
 
 class MemoryBudget:
