@@ -16,7 +16,7 @@ from . import __version__
 from .app import create_app
 from .budget import MemoryBudget, return_freed_payloads
 from .config import Settings
-from .executor import Drained, Executor
+from .executor import Drained, Executor, ExecutorConfig
 from .executor.reaper import keep_leases
 from .http.descriptors import fit_file_limit
 from .http.hypercorn_seam import serve_http
@@ -163,15 +163,9 @@ def _open_task_services(
         stores.tasks,
         stores.events,
         webhook,
-        settings.skill_id,
-        max_concurrent_calls=settings.max_concurrent_calls,
-        max_queued_calls=settings.max_queued_calls,
+        ExecutorConfig.from_settings(settings),
         metrics=metrics,
-        input_required=settings.allow_input_required,
-        modes=settings.modes,
-        input_ttl=settings.input_ttl,
         push=push,
-        store_patience=settings.lease_seconds,
         budget=budget,
     )
     metrics.watch(lambda: executor.in_flight, lambda: executor.queued, stores.held)

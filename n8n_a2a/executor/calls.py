@@ -35,11 +35,11 @@ from ..core.errors import AtCapacity, StoreUnavailable
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id, reply_not_held
 from ..observability import traces
 from ..observability.spans import Span
-from ..protocol.media import Modes
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
 from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
 from ..webhook.reading import Relay, ReplyRoom
+from .config import ExecutorConfig
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
@@ -100,13 +100,7 @@ class CallRunner:
         events: TaskEvents,
         workflow: Workflow,
         reports: TurnReporter,
-        *,
-        skill_id: str,
-        max_concurrent_calls: int,
-        max_queued_calls: int,
-        input_required: bool,
-        modes: Modes,
-        store_patience: float,
+        config: ExecutorConfig,
         budget: MemoryBudget | None = None,
     ) -> None:
         self._nursery = nursery
@@ -115,14 +109,11 @@ class CallRunner:
         self._events = events
         self._workflow = workflow
         self._reports = reports
-        self._skill_id = skill_id
-        self._slots = CallSlots(max_concurrent_calls, max_queued_calls)
+        self._config = config
+        self._slots = CallSlots(config.max_concurrent_calls, config.max_queued_calls)
         self._calls: dict[str, _Call] = {}
         self._none_left: trio.Event | None = None  # set once `_calls` empties, in a drain
         self._accepting = True
-        self._input_required = input_required
-        self._modes = modes
-        self._store_patience = store_patience
 
     def __repr__(self) -> str:
         """Its state in one line, what a cancellation test asserts on."""
@@ -187,7 +178,7 @@ class CallRunner:
                 task_id=task.id,
                 context_id=task.context_id,
                 message_id=message.message_id,
-                skill_id=self._skill_id,
+                skill_id=self._config.skill_id,
                 parts=message.parts,
             ),
             caller,
@@ -299,7 +290,9 @@ class CallRunner:
             call.webhook_status = (
                 reply.status if isinstance(reply, HttpReply | StreamedReply) else None
             )
-            return classify(reply, input_required=self._input_required, modes=self._modes)
+            return classify(
+                reply, input_required=self._config.input_required, modes=self._config.modes
+            )
         except AtCapacity as full:
             return reply_not_held(full.message)
         except Exception:
@@ -323,7 +316,7 @@ class CallRunner:
         """End the task with its call's verdict, waiting for the store while it is
         unavailable, for `store_patience` seconds at most; None if it had ended."""
         task_id, task = call.request.task_id, call.task
-        deadline = trio.current_time() + self._store_patience
+        deadline = trio.current_time() + self._config.store_patience
         pause = 0.1
         while True:
             try:

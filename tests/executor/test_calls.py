@@ -22,7 +22,7 @@ from n8n_a2a.core.changes import Change
 from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
 from n8n_a2a.store import Moved
@@ -280,7 +280,9 @@ async def test_a_cancel_made_elsewhere_on_the_shared_store_cuts_the_call() -> No
     workflow = ScriptedWorkflow()
     store, events = MemoryTaskStore(), LocalTaskEvents()
     async with trio.open_nursery() as nursery:
-        runs, other = (Executor(nursery, store, events, workflow, "skill") for _ in range(2))
+        runs, other = (
+            Executor(nursery, store, events, workflow, ExecutorConfig("skill")) for _ in range(2)
+        )
         task = await runs.send(message("hold"), Caller())
         assert runs.running == (task.id,)
         canceled = await other.cancel(task.id, Caller())
@@ -413,7 +415,7 @@ async def test_a_chunk_read_in_the_step_of_a_cut_does_not_follow_the_end() -> No
     workflow, events = Relaying(), LocalTaskEvents()
     heard: list[TaskEvent] = []
     async with trio.open_nursery() as nursery:
-        executor = Executor(nursery, MemoryTaskStore(), events, workflow, "skill")
+        executor = Executor(nursery, MemoryTaskStore(), events, workflow, ExecutorConfig("skill"))
         await nursery.start(executor.listen)
         task = await executor.send(message("go"), Caller())
         with events.subscribe(task.id, heard.append):  # before the call's first step

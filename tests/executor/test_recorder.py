@@ -12,7 +12,7 @@ import trio.testing
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import HttpReply, WebhookReply
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.store.fanout import LocalTaskEvents
@@ -52,7 +52,9 @@ async def test_a_task_keeps_each_text_whole() -> None:
 
     workflow = Long()
     async with trio.open_nursery() as nursery:
-        executor = Executor(nursery, MemoryTaskStore(), LocalTaskEvents(), workflow, "s")
+        executor = Executor(
+            nursery, MemoryTaskStore(), LocalTaskEvents(), workflow, ExecutorConfig("s")
+        )
         await nursery.start(executor.listen)
         long = SendMessage(Message("m-1", Role.USER, (Part("x" * 500_000),)), blocking=True)
         done = await executor.send(long, Caller())

@@ -14,7 +14,7 @@ from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.changes import Change
 from n8n_a2a.core.contract import HttpReply, WebhookReply
-from n8n_a2a.executor import Executor
+from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.executor.intake import InlinePush
 from n8n_a2a.executor.subscriptions import TaskStream
 from n8n_a2a.observability.metrics import Metrics
@@ -87,16 +87,19 @@ async def executor_for(
     budget: MemoryBudget | None = None,
 ) -> AsyncIterator[Executor]:
     async with trio.open_nursery() as nursery:
+        config = ExecutorConfig(
+            skill_id="skill",
+            max_concurrent_calls=max_concurrent_calls,
+            stream_buffer=stream_buffer,
+            input_required=input_required,
+            input_ttl=input_ttl,
+        )
         executor = Executor(
             nursery,
             MemoryTaskStore() if store is None else store,
             LocalTaskEvents(),
             workflow,
-            "skill",
-            max_concurrent_calls=max_concurrent_calls,
-            stream_buffer=stream_buffer,
-            input_required=input_required,
-            input_ttl=input_ttl,
+            config,
             metrics=metrics,
             push=push,
             budget=budget,

@@ -1,0 +1,238 @@
+"""The executor: what the routes and the server ask of tasks, over the rooms that do it.
+
+A send's message becomes a task's turn (intake.py), its webhook call runs in the
+server's nursery until its verdict is recorded (calls.py, call.py), a task that asked a
+question waits for the next message until ADAPTER_INPUT_TTL (waits.py), and each ended
+turn is reported (reports.py). Every change of a task is recorded one way (recorder.py),
+as core/turns.py and core/lifecycle.py decide. This module only ties them to the
+operations. A store out of reach (a database restarting) refuses a send or a get with
+its StoreUnavailable; calls.py says what becomes of a verdict meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, nullcontext
+from datetime import datetime
+
+import trio
+
+from ..auth.caller import Caller
+from ..budget import MemoryBudget, Reservation
+from ..core import lifecycle, turns
+from ..observability.metrics import Metrics
+from ..protocol.errors import A2AError, ErrorCode
+from ..protocol.model import (
+    ListTasks,
+    SendMessage,
+    StatusUpdate,
+    SubscribeToTask,
+    Task,
+    TaskEvent,
+    TaskPage,
+)
+from ..store import TaskEvents, TaskStore
+from ..store.fanout import utc_now
+from .calls import CallRunner, Drained, Workflow
+from .config import ExecutorConfig
+from .intake import InlinePush, Intake
+from .recorder import TaskRecorder
+from .reports import TurnReporter
+from .subscriptions import TaskStream
+from .waits import InputWaits
+
+#: Given the new task, what hears its events from before its call starts.
+Listener = Callable[[Task], Callable[[TaskEvent], None]]
+
+
+class Executor:
+    """Submits tasks and runs their webhook calls, cancels them, and drains them at shutdown."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        store: TaskStore,
+        events: TaskEvents,
+        workflow: Workflow,
+        config: ExecutorConfig,
+        *,
+        metrics: Metrics | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        push: InlinePush | None = None,
+        budget: MemoryBudget | None = None,
+    ) -> None:
+        self._events = events
+        self._stream_buffer = config.stream_buffer
+        self._tasks = TaskRecorder(store, events, clock)
+        self._reports = TurnReporter(metrics or Metrics())
+        self._intake = Intake(self._tasks, push)
+        self._calls = CallRunner(
+            nursery, self._tasks, events, workflow, self._reports, config, budget
+        )
+        self._waits = InputWaits(self._tasks, self._reports, config.input_ttl)
+        self._drained = trio.Event()
+
+    def __repr__(self) -> str:
+        return f"<Executor {self._calls!r}>"
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun."""
+        return self._calls.accepting
+
+    @property
+    def in_flight(self) -> int:
+        """Webhook calls under way now."""
+        return self._calls.in_flight
+
+    @property
+    def queued(self) -> int:
+        """Sends waiting for a free slot."""
+        return self._calls.queued
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The tasks whose calls run (or wait for a slot) here."""
+        return self._calls.running
+
+    async def listen(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The executor's own work, until the drain at shutdown is over: end the tasks that
+        waited too long for input. Start it before the first send. (Each call hears its own
+        task's events, from any request or process, to be cut: see calls.py.)"""
+        with self._events.subscribe_all(self._waits.hear):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._waits.expire, name="end of waits for input")
+                task_status.started()
+                await self._drained.wait()
+                nursery.cancel_scope.cancel()
+
+    async def get(self, task_id: str, caller: Caller, history_length: int | None = None) -> Task:
+        return (await self._tasks.owned(task_id, caller)).with_history_length(history_length)
+
+    async def list(self, query: ListTasks, caller: Caller) -> TaskPage:
+        """The caller's own tasks: nobody lists another's."""
+        return await self._tasks.list(query, caller.owner)
+
+    async def send(
+        self, operation: SendMessage, caller: Caller, held: Reservation | None = None
+    ) -> Task:
+        """Submit a task for the message; a blocking send waits until it is terminal.
+        `held`: the request's bytes under the memory budget, which its call gives back
+        (the caller's, as before, if no call starts)."""
+        if not operation.blocking:
+            async with self._turn(operation, caller, held) as started:
+                return started.with_history_length(operation.history_length)
+        ended = trio.Event()
+
+        def hear(event: TaskEvent) -> None:
+            if isinstance(event, StatusUpdate) and event.final:
+                ended.set()
+
+        async with self._turn(operation, caller, held, lambda _: hear) as task:
+            await ended.wait()
+        return await self.get(task.id, caller, operation.history_length)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        operation: SendMessage | SubscribeToTask,
+        caller: Caller,
+        held: Reservation | None = None,
+    ) -> AsyncIterator[TaskStream]:
+        """A stream of a new task (a streaming send) or of a running one (a subscription):
+        it begins with the task, then hears every later event until the final one."""
+        stream = TaskStream(self._stream_buffer)
+        if isinstance(operation, SubscribeToTask):
+            # Listen first, then look: an event between the two is skipped by version.
+            with self._events.subscribe(operation.task_id, stream.hear):
+                stream.begin(await self._subscribable(operation.task_id, caller))
+                yield stream
+            return
+
+        def listen(task: Task) -> Callable[[TaskEvent], None]:
+            stream.begin(task)
+            return stream.hear
+
+        async with self._turn(operation, caller, held, listen):
+            yield stream
+
+    @asynccontextmanager
+    async def _turn(
+        self,
+        operation: SendMessage,
+        caller: Caller,
+        held: Reservation | None,
+        listen: Listener | None = None,
+    ) -> AsyncIterator[Task]:
+        """The message made a task's turn and its call started, the task's events heard by
+        what `listen` gives from before the start; the task as the start left it.
+
+        A caller that hangs up must not leave a task made and never started: one shielded
+        scope from the task's making to its call's start (trio's scopes are not free),
+        unshielded for the body alone (a blocking send's wait, a stream's reading)."""
+        self._calls.admit()
+        with trio.CancelScope(shield=True) as making:
+            task = await self._intake.receive(operation, caller)
+            # A non-blocking send hears nothing: a subscription is not free either.
+            hearing = (
+                nullcontext() if listen is None else self._events.subscribe(task.id, listen(task))
+            )
+            with hearing:
+                started = await self._calls.start(task, operation.message, caller, held)
+                making.shield = False
+                yield started
+
+    async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
+        """Raise now what `stream` would raise before its first event, changing nothing: a
+        caller told no at once gets a plain answer instead of a stream of one error."""
+        if isinstance(operation, SubscribeToTask):
+            await self._subscribable(operation.task_id, caller)
+            return
+        self._calls.admit()
+        await self._intake.check(operation, caller)
+
+    async def _subscribable(self, task_id: str, caller: Caller) -> Task:
+        task = await self._tasks.owned(task_id, caller)
+        if lifecycle.is_terminal(task.status.state):
+            raise A2AError(
+                ErrorCode.UNSUPPORTED_OPERATION,
+                f"Task {task.id} is {task.status.state.value}: a finished task has no "
+                "more events to subscribe to (GetTask shows it)",
+            )
+        return task
+
+    async def cancel(self, task_id: str, caller: Caller) -> Task:
+        """Cancel a task that has not finished: it is `canceled` at once, its call cut."""
+        await self._tasks.owned(task_id, caller)
+        moved = await self._tasks.end(task_id, turns.CANCELED)
+        if moved is None:
+            raise turns.not_cancelable(await self._tasks.get(task_id))
+        if not self._calls.runs(task_id):
+            self._reports.turn_ended(moved)  # it waited for input: no call's end reports it
+        return moved
+
+    def stop_accepting(self) -> None:
+        """Refuse new sends from now on; gets, lists and cancels still work."""
+        self._calls.stop_accepting()
+
+    async def drain(self, grace_seconds: float) -> Drained:
+        """Let calls under way finish within the grace period, then cut the rest as failed."""
+        drained = await self._calls.drain(grace_seconds)
+        self._drained.set()
+        return drained
+
+    async def lose(self, task_id: str) -> bool:
+        """End, failed with outcome LOST, a task whose replica stopped renewing its lease
+        (it died, or lost the store); False if it had ended already."""
+        task = await self._tasks.end(task_id, turns.LOST)
+        if task is None:
+            return False
+        self._reports.lost(task)
+        return True
+
+    async def end_wait(self, task_id: str, version: int) -> bool:
+        """End a task that waited for input past ADAPTER_INPUT_TTL, if it still does at
+        `version` (the wait a replica gone since could not end); False otherwise."""
+        return await self._waits.end(task_id, version)
