@@ -1,44 +1,44 @@
-"""The call runner: each turn's webhook call, from admission to its recorded verdict.
+"""The call runner: the trio driver of each turn's webhook call (its machine: call.py).
 
-Slots (slots.py) bound the calls in flight; sends past them wait in line, up to a
-bound past which they are refused. Each call runs under its own cancel scope in the
-server's nursery, which outlives the request that asked for it: a client that hangs up
-cancels its request handler, not the call, and the task still reaches its end. A cut
-of the task (CancelTask, shutdown), made anywhere, reaches the call through the task's
-events and closes its connection. At shutdown the drain lets calls finish within a
+Slots (slots.py) bound the calls in flight; sends past them wait in line, up to a bound
+past which they are refused. Each call runs in its own task in the server's nursery,
+which outlives the request that asked for it: a client that hangs up cancels its request
+handler, not the call. A cut of the task (CancelTask, shutdown), made anywhere, reaches
+the call through the task's events. At shutdown the drain lets calls finish within a
 grace period, then cuts the rest.
 
-A store may be out of reach for a while (a database restarting): a verdict is then
-recorded once the store is back (for up to `store_patience` seconds), and whatever
-could not be recorded is left to the store's leases, which make another replica end
-the task LOST.
-
-A streamed reply's text (ADAPTER_WEBHOOK_STREAMING) reaches the task's listeners in this
-process as it comes, chunks of the `answer` artifact (turns.answer_chunk); the verdict's
-answer then replaces them under the same artifact id.
+The driver does what its call's machine says, one thing awaited at a time, and tells it
+what that came to. The machine decides what is cut, which of a reply and a cut wins, how
+long a verdict waits for a store out of reach, what each turn's end reports; the driver
+holds the cancel scopes, the slot, the task's events heard, the budget's room, the span
+and the logs. A streamed reply's text (ADAPTER_WEBHOOK_STREAMING) reaches the task's
+listeners here as it comes, chunks of the `answer` artifact that its verdict replaces.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, assert_never
 
 import trio
 
 from ..auth.caller import Caller
 from ..budget import MemoryBudget, Reservation, caller_key
 from ..core import lifecycle
-from ..core.contract import HttpReply, StreamedReply, Verdict, WebhookReply, classify
+from ..core.contract import WebhookReply
 from ..core.errors import AtCapacity, StoreUnavailable
-from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, answer_chunk, new_id, reply_not_held
+from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, new_id
 from ..observability import traces
 from ..observability.spans import Span
-from ..protocol.model import Message, StatusUpdate, Task, TaskEvent, TaskState
+from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
 from ..webhook.reading import Relay, ReplyRoom
+from . import call_events as steps
+from .call import Call
 from .config import ExecutorConfig
 from .recorder import TaskRecorder
 from .reports import TurnReporter
@@ -70,20 +70,16 @@ class Drained:
 
 
 @dataclass(eq=False)
-class _Call:
-    """One task's webhook call: its cancel scope and what it came to."""
+class _Running:
+    """What the driver holds for one call beside its machine: the things that do I/O."""
 
+    call: Call
     request: WebhookRequest
     caller: Caller
     hearing: AbstractContextManager[None]  # its task's events, to cut it (entered by `start`)
+    slot: Slot
+    #: The cuttable await's, one each: a cut heard before it starts cancels it at once.
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    task: Task | None = None  # as its last move here left it: a read saved when it ends
-    webhook_status: int | None = None
-    seconds: float | None = None
-    answer_id: str = field(default_factory=new_id)  # its streamed chunks' artifact
-    relayed: bool = False  # a chunk of the answer went out
-    #: Out of its scope: nothing left to cut (and trio's cancel is not free, even then).
-    over: bool = False
     span: Span | None = None  # its turn's, with tracing on
     #: Under ADAPTER_MEMORY_BUDGET: its request's bytes (passed on by the send), then its
     #: reply's as read, given back when the call ends.
@@ -111,7 +107,7 @@ class CallRunner:
         self._reports = reports
         self._config = config
         self._slots = CallSlots(config.max_concurrent_calls, config.max_queued_calls)
-        self._calls: dict[str, _Call] = {}
+        self._calls: dict[str, _Running] = {}
         self._none_left: trio.Event | None = None  # set once `_calls` empties, in a drain
         self._accepting = True
 
@@ -172,39 +168,50 @@ class CallRunner:
             # The turn's span, under the request's; the webhook call's goes under it.
             span = traces.active.task(task.id, caller.trace_headers)
             caller = replace(caller, trace_headers=span.headers())
-        call = _Call(
-            WebhookRequest(
-                text=message.text,
-                task_id=task.id,
-                context_id=task.context_id,
-                message_id=message.message_id,
-                skill_id=self._config.skill_id,
-                parts=message.parts,
-            ),
+        call = Call(task, new_id(), self._config)
+        running = _Running(
+            call,
+            self._request(task, message),
             caller,
             self._events.subscribe(task.id, self._cut_if_ended),
+            self._slots.claim(call),
             span=span,
             room=self._room(task, caller, held),
         )
-        self._calls[task.id] = call
+        self._calls[task.id] = running
         # From now on a cut of the task, made anywhere, reaches the call.
-        call.hearing.__enter__()
-        slot = self._slots.claim(call)
-        if not slot.waited:
+        running.hearing.__enter__()
+        first = call.begin(running.slot.waited)
+        actions: list[steps.Action] = [first]
+        if isinstance(first, steps.MarkWorking):
             # The slot is taken now, so a non-blocking send already answers `working`.
             try:
-                task = await self._tasks.start(task.id, task) or task
-                call.task = task
+                working = await self._awaited(running, first)
             except BaseException:
                 # The store failed: no call starts, the task's lease will end it.
-                slot.give_back()
-                self._forget(call)
+                running.slot.give_back()
+                self._forget(running)
                 if span is not None:
                     span.fail("the store failed")
                     span.end()
                 raise
-        self._nursery.start_soon(self._run, call, slot, name=f"webhook call of task {task.id}")
+            if isinstance(working, steps.Working) and working.task is not None:
+                task = working.task
+            actions = call.handle(working)
+        self._nursery.start_soon(
+            self._run, running, actions, name=f"webhook call of task {task.id}"
+        )
         return task
+
+    def _request(self, task: Task, message: Message) -> WebhookRequest:
+        return WebhookRequest(
+            text=message.text,
+            task_id=task.id,
+            context_id=task.context_id,
+            message_id=message.message_id,
+            skill_id=self._config.skill_id,
+            parts=message.parts,
+        )
 
     def _room(self, task: Task, caller: Caller, held: Reservation | None) -> Reservation | None:
         """The call's room under the budget: the request's, passed on by its send (or a new
@@ -219,121 +226,148 @@ class CallRunner:
         self._budget.works_for(task.id, room.caller)
         return room
 
-    async def _run(self, call: _Call, slot: Slot) -> None:
-        """The call's own task: the workflow called in the call's slot, its verdict
-        recorded, its turn's end reported, whatever happens."""
-        ended: Task | None = None
+    async def _run(self, running: _Running, actions: list[steps.Action]) -> None:
+        """The call's own task: what its machine says, until its turn's end is reported."""
+        call, pending = running.call, deque(actions)
         try:
-            verdict = await self._call_in_slot(call, slot)
-            call.over = True
-            if verdict is not None:
-                ended = await self._record(call, verdict)
+            while pending:
+                event = await self._step(running, pending.popleft())
+                if event is not None:
+                    pending.extend(call.handle(event))
+        finally:
+            # Past a bug (logged) or the server's nursery cancelled: nothing stays held.
+            running.slot.give_back()
+            if not call.released:
+                self._forget(running)
+
+    async def _step(self, running: _Running, action: steps.Action) -> steps.Event | None:
+        """Do one action; the event it came to, if it is awaited."""
+        try:
+            match action:
+                case steps.Relay() | steps.Cancel() | steps.FreeSlot() | steps.Release():
+                    self._now(running, action)
+                    return None
+                case steps.Report():
+                    self._reports.call_ended(action, running.span)
+                    return None
+                case _:
+                    return await self._awaited(running, action)
         except Exception:
             # A bug here must fail one task, not take down the nursery that serves them all.
-            logger.exception("the call of task %s failed", call.request.task_id)
-            ended = await self._fail(call.request.task_id)
-        finally:
-            self._forget(call)
-            reported = await self._report_end(call, ended)
-            if call.span is not None:
-                _end_turn(call.span, reported)
+            logger.exception("the call of task %s failed", running.call.task_id)
+            return steps.Broke()
 
-    async def _call_in_slot(self, call: _Call, slot: Slot) -> Verdict | None:
-        """The workflow's verdict, under the call's cancel scope and in its slot (waited
-        for, when the send found none free); None when the task was cut first."""
-        with call.scope:
-            async with slot:
-                # A task cut while it waited for its slot stays cut: the move loses.
-                if slot.waited:
-                    call.task = await self._tasks.start(call.request.task_id)
-                if call.task is not None:
-                    return await self._call_workflow(call)
-        return None
+    def _now(
+        self,
+        running: _Running,
+        action: steps.Relay | steps.Cancel | steps.FreeSlot | steps.Release,
+    ) -> None:
+        """Do an action that is done at once (from the call's task or from an event heard)."""
+        match action:
+            case steps.Relay(update=update):
+                self._events.relay(update)
+            case steps.Cancel():
+                running.scope.cancel()
+            case steps.FreeSlot():
+                running.slot.give_back()
+            case steps.Release():
+                self._forget(running)
+            case _:
+                assert_never(action)
 
-    async def _fail(self, task_id: str) -> Task | None:
+    async def _awaited(self, running: _Running, action: steps.Awaited) -> steps.Event:
+        """Do an awaited action, under a cancel scope of its own if its phase is cuttable."""
+        if not running.call.phase.cuttable:
+            return await self._await(running, action)
+        started = trio.current_time()
+        event: steps.Event | None = None
+        with running.scope:
+            event = await self._await(running, action)
+        running.scope = trio.CancelScope()
+        if event is None:  # cut
+            seconds = trio.current_time() - started
+            return steps.CutOff(seconds if isinstance(action, steps.CallWorkflow) else None)
+        return event
+
+    async def _await(self, running: _Running, action: steps.Awaited) -> steps.Event:
+        task_id = running.call.task_id
+        match action:
+            case steps.TakeSlot():
+                await running.slot.wait()
+                return steps.SlotTaken()
+            case steps.MarkWorking(known=known):
+                return steps.Working(await self._tasks.start(task_id, known))
+            case steps.CallWorkflow():
+                return await self._call_workflow(running)
+            case steps.Record(verdict=verdict, known=known, answer_id=answer_id):
+                try:
+                    return steps.Recorded(
+                        await self._tasks.end(task_id, verdict, known, answer_id=answer_id)
+                    )
+                except StoreUnavailable:
+                    return steps.StoreOut(trio.current_time())
+            case steps.WaitUntil(at=at):
+                await trio.sleep_until(at)
+                return steps.Ready(trio.current_time())
+            case steps.Fail(why=why):
+                return steps.Recorded(await self._fail(task_id, why))
+            case steps.ReadEnd():
+                try:
+                    return steps.ReadBack(await self._tasks.get(task_id))
+                except StoreUnavailable:
+                    logger.warning("task %s: its end could not be read back", task_id)
+                    return steps.ReadBack(None)
+            case _:
+                assert_never(action)
+
+    async def _call_workflow(self, running: _Running) -> steps.Event:
+        started = trio.current_time()
+
+        def relay(text: str) -> None:
+            self._hear(running, steps.Chunk(text))
+
+        full: str | None = None  # the reply was past the budget: its words
+        try:
+            reply = await self._workflow.call(running.request, running.caller, relay, running.room)
+        except AtCapacity as refused:
+            full = refused.message
+        except Exception:
+            logger.exception("webhook call for task %s failed", running.call.task_id)
+        else:
+            now = trio.current_time()
+            return steps.Replied(reply, now - started, now)
+        now = trio.current_time()
+        return steps.WorkflowFailed(now - started, now, full)
+
+    async def _fail(self, task_id: str, why: str) -> Task | None:
+        if why:
+            logger.error("task %s: %s", task_id, why)
         try:
             return await self._tasks.end(task_id, ADAPTER_FAILED)
         except Exception:
             logger.exception("task %s could not be ended", task_id)
             return None
 
-    async def _report_end(self, call: _Call, ended: Task | None) -> Task | None:
-        """Report the turn's end; the task as reported (None: it could not be read)."""
-        task_id = call.request.task_id
-        try:
-            # The task as this turn left it (a later turn may have moved it since), or as
-            # the cut that ended it did.
-            ended = ended or await self._tasks.get(task_id)
-            self._reports.turn_ended(
-                ended, webhook_status=call.webhook_status, webhook_seconds=call.seconds
-            )
-        except StoreUnavailable:
-            logger.warning("task %s: its end could not be read back", task_id)
-            return None
-        return ended
-
-    def _forget(self, call: _Call) -> None:
+    def _forget(self, running: _Running) -> None:
         # A question recorded, the task's next turn may have its own call already.
-        if self._calls.get(call.request.task_id) is call:
-            del self._calls[call.request.task_id]
-        call.hearing.__exit__(None, None, None)
-        if call.room is not None:
-            call.room.give_back()
+        if self._calls.get(running.call.task_id) is running:
+            del self._calls[running.call.task_id]
+        running.hearing.__exit__(None, None, None)
+        if running.room is not None:
+            running.room.give_back()
         if not self._calls and self._none_left is not None:
             self._none_left.set()
 
-    async def _call_workflow(self, call: _Call) -> Verdict:
-        started = trio.current_time()
-        try:
-            relay = self._relay(call)
-            reply = await self._workflow.call(call.request, call.caller, relay, call.room)
-            call.webhook_status = (
-                reply.status if isinstance(reply, HttpReply | StreamedReply) else None
-            )
-            return classify(
-                reply, input_required=self._config.input_required, modes=self._config.modes
-            )
-        except AtCapacity as full:
-            return reply_not_held(full.message)
-        except Exception:
-            logger.exception("webhook call for task %s failed", call.request.task_id)
-            return ADAPTER_FAILED
-        finally:
-            call.seconds = trio.current_time() - started
-
-    def _relay(self, call: _Call) -> Relay:
-        """Where the call's streamed text goes: its task's listeners here, as chunks."""
-
-        def relay(text: str) -> None:
-            # A read that came in the step the task was cut: its chunk must not follow the end.
-            if call.task is not None and not call.scope.cancel_called:
-                self._events.relay(answer_chunk(call.task, call.answer_id, text, not call.relayed))
-                call.relayed = True
-
-        return relay
-
-    async def _record(self, call: _Call, verdict: Verdict) -> Task | None:
-        """End the task with its call's verdict, waiting for the store while it is
-        unavailable, for `store_patience` seconds at most; None if it had ended."""
-        task_id, task = call.request.task_id, call.task
-        deadline = trio.current_time() + self._config.store_patience
-        pause = 0.1
-        while True:
-            try:
-                return await self._tasks.end(task_id, verdict, task, answer_id=call.answer_id)
-            except StoreUnavailable:
-                task = None  # read it again once the store is back
-                if trio.current_time() + pause > deadline:
-                    raise
-            await trio.sleep(pause)
-            pause = min(pause * 2, 2.0)
+    def _hear(self, running: _Running, event: steps.Chunk | steps.Cut) -> None:
+        for action in running.call.hear(event):
+            self._now(running, action)
 
     def _cut_if_ended(self, event: TaskEvent) -> None:
-        """A task whose call is under way ended otherwise (cancel, shutdown): close the call."""
+        """A task whose call is under way ended otherwise (cancel, shutdown): cut the call."""
         if isinstance(event, StatusUpdate) and lifecycle.is_terminal(event.status.state):
-            call = self._calls.get(event.task_id)
-            if call is not None and not call.over:
-                call.scope.cancel()
+            running = self._calls.get(event.task_id)
+            if running is not None:
+                self._hear(running, steps.Cut())
 
     async def drain(self, grace_seconds: float) -> Drained:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
@@ -350,8 +384,8 @@ class CallRunner:
             except StoreUnavailable:
                 # Cut it all the same: its lease runs out, another replica ends it LOST.
                 logger.warning("shutdown cut the webhook call of task %s unrecorded", task_id)
-                if (call := self._calls.get(task_id)) is not None:
-                    call.scope.cancel()
+                if (running := self._calls.get(task_id)) is not None:
+                    self._hear(running, steps.Cut())
             cut += 1
         await self._all_ended()
         return Drained(finished=under_way - cut, cut=cut)
@@ -361,18 +395,3 @@ class CallRunner:
         if self._calls:
             self._none_left = trio.Event()
             await self._none_left.wait()
-
-
-def _end_turn(span: Span, task: Task | None) -> None:
-    """End a turn's span with the state it left the task in, and the outcome recorded."""
-    if task is None:
-        span.fail("the task could not be read back")
-    else:
-        state = task.status.state
-        span.set("a2a.task.state", state.value)
-        outcome = task.metadata.get("outcome")
-        if isinstance(outcome, str):
-            span.set("a2a.task.outcome", outcome)
-        if state is TaskState.FAILED:
-            span.fail(state.value)
-    span.end()

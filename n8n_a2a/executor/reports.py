@@ -1,4 +1,5 @@
-"""What the operator sees of each turn that ends: one log line, and the metrics."""
+"""What the operator sees of each turn that ends: one log line, the metrics, and its span's
+end when traces are on."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import logging
 
 from ..core.contract import Outcome
 from ..observability.metrics import Metrics
-from ..protocol.model import Role, Task
+from ..observability.spans import Span
+from ..protocol.model import Role, Task, TaskState
+from .call_events import Report
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
@@ -46,6 +49,15 @@ class TurnReporter:
         }
         logger.info("task %s %s", task.status.state.value, outcome, extra={"fields": fields})
 
+    def call_ended(self, report: Report, span: Span | None) -> None:
+        """A call's turn has ended: reported as its machine says (call.py), its span ended."""
+        if report.task is not None:
+            self.turn_ended(
+                report.task, webhook_status=report.webhook_status, webhook_seconds=report.seconds
+            )
+        if span is not None:
+            end_turn_span(span, report.task)
+
     def lost(self, task: Task) -> None:
         """A task ended LOST: the replica running it stopped renewing its lease."""
         self._metrics.task_finished(Outcome.LOST)
@@ -57,3 +69,18 @@ class TurnReporter:
             "state": task.status.state.value,
         }
         logger.warning("task %s lost with its replica", task.id, extra={"fields": fields})
+
+
+def end_turn_span(span: Span, task: Task | None) -> None:
+    """End a turn's span with the state it left the task in, and the outcome recorded."""
+    if task is None:
+        span.fail("the task could not be read back")
+    else:
+        state = task.status.state
+        span.set("a2a.task.state", state.value)
+        outcome = task.metadata.get("outcome")
+        if isinstance(outcome, str):
+            span.set("a2a.task.outcome", outcome)
+        if state is TaskState.FAILED:
+            span.fail(state.value)
+    span.end()

@@ -3,15 +3,14 @@ that wait for one, in order, up to a bound (ADAPTER_MAX_QUEUED_CALLS).
 
 A call's slot is taken the moment its send comes when one is free, so that a
 non-blocking send already answers `working`; otherwise the call gets a place in line,
-and its own task waits there for its turn. Either way the call's task holds it for the
-webhook call alone (`async with slot:`), and gives it back when that ends, however it
-ends: a verdict still waiting for the store holds no slot. Every take and give-back of
+and its own task waits there for its turn (`wait`). Either way the call holds it for the
+webhook call alone, and gives it back when that ends, however it ends (`give_back`, as
+its machine says, call.py; its driver makes sure on the way out): a verdict still
+waiting for the store holds no slot. Every take and give-back of
 a slot is in this module.
 """
 
 from __future__ import annotations
-
-from types import TracebackType
 
 import trio
 
@@ -56,7 +55,7 @@ class Slot:
         else:
             slots._waiting += 1
 
-    async def __aenter__(self) -> None:
+    async def wait(self) -> None:
         """Wait in line for the slot, unless it was taken at once. A cancel while in line
         leaves the line, holding nothing."""
         if self._held:
@@ -67,17 +66,8 @@ class Slot:
             self._slots._waiting -= 1
         self._held = True
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.give_back()
-
     def give_back(self) -> None:
-        """Free the slot for the next in line; nothing the second time. (Called by the
-        `async with` block's end, or by a send whose call never got to run.)"""
+        """Free the slot for the next in line (or leave the line); nothing the second time."""
         if self._held:
             self._held = False
             self._slots._limiter.release_on_behalf_of(self._call)

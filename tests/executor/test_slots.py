@@ -1,10 +1,8 @@
 """The call slots: taken at once when free, else waited for in line, in the order the
-calls' tasks reach it; given back once, whatever ends the block; a cancel in line holds
-nothing."""
+calls' tasks reach it; given back once; a cancel in line holds nothing."""
 
 from __future__ import annotations
 
-import pytest
 import trio
 import trio.lowlevel
 import trio.testing
@@ -20,11 +18,12 @@ def test_a_free_slot_is_taken_at_the_claim_and_the_line_is_bounded() -> None:
     assert (second.waited, slots.in_use, slots.waiting, slots.full) == (True, 1, 1, True)
 
 
-async def test_a_slot_taken_at_the_claim_is_not_taken_again_by_its_block() -> None:
+async def test_a_slot_taken_at_the_claim_is_not_taken_again_by_its_wait() -> None:
     slots = CallSlots(total=2, max_waiting=0)
     slot = slots.claim("call")
-    async with slot:
-        assert slots.in_use == 1
+    await slot.wait()
+    assert slots.in_use == 1
+    slot.give_back()
     assert slots.in_use == 0
 
 
@@ -34,9 +33,10 @@ async def test_calls_in_line_get_their_slots_in_order() -> None:
     ran: list[str] = []
 
     async def call(name: str, slot: Slot) -> None:
-        async with slot:
-            ran.append(name)
-            await trio.lowlevel.checkpoint()
+        await slot.wait()
+        ran.append(name)
+        await trio.lowlevel.checkpoint()
+        slot.give_back()
 
     async with trio.open_nursery() as nursery:
         for name in ("a", "b", "c"):
@@ -48,11 +48,13 @@ async def test_calls_in_line_get_their_slots_in_order() -> None:
     assert (slots.in_use, slots.waiting) == (0, 0)
 
 
-async def test_the_end_of_the_block_gives_the_slot_back_even_on_an_error() -> None:
+async def test_a_place_in_line_given_back_frees_no_slot_it_does_not_hold() -> None:
     slots = CallSlots(total=1, max_waiting=1)
-    with pytest.raises(RuntimeError):
-        async with slots.claim("call"):
-            raise RuntimeError("the workflow call broke")
+    holder, queued = slots.claim("holder"), slots.claim("queued")
+    assert slots.full
+    queued.give_back()  # it held no slot yet: the holder's stays taken
+    assert slots.in_use == 1
+    holder.give_back()
     assert slots.in_use == 0
 
 
@@ -74,8 +76,9 @@ async def test_a_cancel_in_line_leaves_the_line_holding_nothing() -> None:
 
     async def call(name: str, slot: Slot, scope: trio.CancelScope) -> None:
         with scope:
-            async with slot:
-                got.append(name)
+            await slot.wait()
+            got.append(name)
+            slot.give_back()
 
     cut, kept = trio.CancelScope(), trio.CancelScope()
     async with trio.open_nursery() as nursery:

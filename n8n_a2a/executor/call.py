@@ -1,0 +1,245 @@
+"""One webhook call's life as a state machine: events in, actions out, no I/O.
+
+A call is one task's turn sent to the workflow, from its slot to its reported end. The
+trio driver (calls.py) feeds it events and does what it answers:
+
+- events: the task moved to `working`, or not (`Working`), the slot held after a wait
+  in line (`SlotTaken`), the workflow's reply (`Replied`) or its failure
+  (`WorkflowFailed`), a piece of a streamed answer (`Chunk`), the task ended elsewhere
+  (`Cut`: CancelTask, shutdown, another replica), the driver's cuttable await ended by
+  that cut (`CutOff`), the verdict recorded or not (`Recorded`, `StoreOut`), a wait run
+  out (`Ready`), the task read back (`ReadBack`), the driver's step broken by a bug
+  (`Broke`);
+- actions: wait in line for a slot (`TakeSlot`), move the task to `working`
+  (`MarkWorking`), call the workflow (`CallWorkflow`), give the slot back (`FreeSlot`),
+  relay a chunk to the task's listeners (`Relay`), cut the await under way (`Cancel`),
+  record the verdict (`Record`), wait (`WaitUntil`), end the task failed (`Fail`), let
+  the call go (`Release`: its room, its hearing of the task's events), read the task
+  (`ReadEnd`), and report the turn's end (`Report`); these words are in call_events.py.
+
+What may be cut: the wait in line, the move to `working` after it, and the workflow's
+call, each under a cancel scope of the driver's (`cuttable`). A cut heard at any other
+moment is remembered: a call cut before its reply never records a verdict, so the cut
+wins any race with the reply. A verdict waits for a store out of reach (a database
+restarting) with a doubling pause, for `store_patience` seconds at most; past it the
+task is ended failed if the store allows, else left to its lease.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import assert_never
+
+from ..core.contract import HttpReply, StreamedReply, Verdict, classify
+from ..core.turns import ADAPTER_FAILED, answer_chunk, reply_not_held
+from ..protocol.model import Task
+from .call_events import (
+    Action,
+    Broke,
+    CallWorkflow,
+    Cancel,
+    Chunk,
+    Cut,
+    CutOff,
+    Event,
+    Fail,
+    FreeSlot,
+    Heard,
+    MarkWorking,
+    ReadBack,
+    ReadEnd,
+    Ready,
+    Record,
+    Recorded,
+    Relay,
+    Release,
+    Replied,
+    Report,
+    SlotTaken,
+    StoreOut,
+    TakeSlot,
+    WaitUntil,
+    WorkflowFailed,
+    Working,
+)
+from .config import ExecutorConfig
+
+#: The first pause before a verdict is recorded again, and the longest, seconds.
+FIRST_PAUSE, LONGEST_PAUSE = 0.1, 2.0
+
+
+class Phase(enum.Enum):
+    STARTING = "moving the task to working, for its send"
+    IN_LINE = "waiting in line for a call slot"
+    MARKING = "moving the task to working, its slot held"
+    CALLING = "calling the workflow"
+    RECORDING = "recording the verdict"
+    BACKING_OFF = "waiting for the store to record the verdict"
+    FAILING = "ending the task failed"
+    READING = "reading the task back for its report"
+    OVER = "over"
+
+    @property
+    def cuttable(self) -> bool:
+        """Its await is under the driver's cancel scope: a cut cancels it."""
+        return self in _CUTTABLE
+
+
+_CUTTABLE = frozenset({Phase.IN_LINE, Phase.MARKING, Phase.CALLING})
+
+
+class Call:
+    """One task's webhook call, from its slot to its reported end."""
+
+    def __init__(self, task: Task, answer_id: str, config: ExecutorConfig) -> None:
+        """`task`: as the send made it; `answer_id`: its streamed chunks' artifact."""
+        self.task_id = task.id
+        self._config = config
+        self._answer_id = answer_id
+        self._phase = Phase.STARTING
+        self._known: Task | None = task  # as the last move here left it
+        self._cut = False  # the task ended elsewhere: no verdict is recorded
+        self._relayed = False  # a chunk of the answer went out
+        self._verdict: Verdict | None = None
+        self._webhook_status: int | None = None
+        self._seconds: float | None = None
+        self._deadline = 0.0  # the last moment to record the verdict
+        self._pause = FIRST_PAUSE
+
+    def __repr__(self) -> str:
+        return f"<Call {self.task_id} {self._phase.name.lower()} cut={self._cut}>"
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def released(self) -> bool:
+        """Its room and hearing are given back (or it is over)."""
+        return self._phase in (Phase.READING, Phase.OVER)
+
+    def begin(self, waited: bool) -> TakeSlot | MarkWorking:
+        """The call is claimed: with a slot free (the send moves the task to `working`
+        itself), or a place in line."""
+        if waited:
+            self._phase = Phase.IN_LINE
+            return TakeSlot()
+        return MarkWorking(self._known)
+
+    def hear(self, event: Heard) -> list[Relay | Cancel]:
+        """Take what came from elsewhere: a cut of the task, or a chunk of the answer."""
+        match event:
+            case Cut():
+                self._cut = True
+                return [Cancel()] if self._phase.cuttable else []
+            case Chunk(text=text):
+                return self._chunk(text)
+            case _:
+                assert_never(event)
+
+    def handle(self, event: Event) -> list[Action]:
+        """Take what the driver's step came to; what the driver is to do, in order."""
+        if self._phase is Phase.OVER:
+            return []
+        match event:
+            case SlotTaken():
+                return self._slot_taken()
+            case Working(task=task):
+                return self._working(task)
+            case Replied() | WorkflowFailed():
+                return self._answered(event)
+            case CutOff(seconds=seconds):
+                self._seconds = seconds if seconds is not None else self._seconds
+                return [*self._free_slot(), *self._over(None)]
+            case Recorded(task=task):
+                return self._over(task)
+            case StoreOut(at=at):
+                return self._store_out(at)
+            case Ready():
+                return self._record(None) if self._phase is Phase.BACKING_OFF else []
+            case ReadBack(task=task):
+                return self._report(task)
+            case Broke():
+                return self._broke()
+            case _:
+                assert_never(event)
+
+    def _chunk(self, text: str) -> list[Relay | Cancel]:
+        # A read in the step the task was cut: its chunk must not follow the end.
+        if self._phase is not Phase.CALLING or self._cut or self._known is None:
+            return []
+        update = answer_chunk(self._known, self._answer_id, text, not self._relayed)
+        self._relayed = True
+        return [Relay(update)]
+
+    def _slot_taken(self) -> list[Action]:
+        if self._cut:  # cut in the tick its turn came: the move would lose anyway
+            return [FreeSlot(), *self._over(None)]
+        self._phase = Phase.MARKING
+        return [MarkWorking(None)]
+
+    def _working(self, task: Task | None) -> list[Action]:
+        if task is None or self._cut:
+            return [*self._free_slot(), *self._over(None)]
+        self._known, self._phase = task, Phase.CALLING
+        return [CallWorkflow()]
+
+    def _answered(self, answer: Replied | WorkflowFailed) -> list[Action]:
+        self._seconds = answer.seconds
+        if isinstance(answer, Replied):
+            reply = answer.reply
+            if isinstance(reply, HttpReply | StreamedReply):
+                self._webhook_status = reply.status
+            verdict = classify(
+                reply, input_required=self._config.input_required, modes=self._config.modes
+            )
+        else:
+            verdict = ADAPTER_FAILED if answer.full is None else reply_not_held(answer.full)
+        freed = self._free_slot()
+        if self._cut:  # the cut came first: it stands, the reply is dropped
+            return [*freed, *self._over(None)]
+        self._verdict, self._deadline = verdict, answer.at + self._config.store_patience
+        return [*freed, *self._record(self._known)]
+
+    def _record(self, known: Task | None) -> list[Action]:
+        assert self._verdict is not None
+        self._phase = Phase.RECORDING
+        return [Record(self._verdict, known, self._answer_id)]
+
+    def _store_out(self, at: float) -> list[Action]:
+        if self._phase is not Phase.RECORDING:
+            return []
+        if at + self._pause > self._deadline:
+            self._phase = Phase.FAILING
+            why = f"its verdict could not be recorded for {self._config.store_patience:g} s"
+            return [Fail(why)]
+        self._phase = Phase.BACKING_OFF
+        wait = WaitUntil(at + self._pause)
+        self._pause = min(self._pause * 2, LONGEST_PAUSE)
+        return [wait]
+
+    def _broke(self) -> list[Action]:
+        freed = self._free_slot()
+        if self._phase is Phase.READING:  # the report's read broke: report what is known
+            return self._report(None)
+        if self._phase is Phase.FAILING:  # ending it failed broke too: leave it to its lease
+            return self._over(None)
+        self._phase = Phase.FAILING
+        return [*freed, Fail()]
+
+    def _free_slot(self) -> list[Action]:
+        """The slot back, when this phase holds one (the wait in line holds none yet)."""
+        return [FreeSlot()] if self._phase in (Phase.MARKING, Phase.CALLING) else []
+
+    def _over(self, ended: Task | None) -> list[Action]:
+        """The call is over: let it go, then report the task as it ended (read back when
+        the end was not this call's own)."""
+        released: list[Action] = [] if self.released else [Release()]
+        if ended is not None:
+            return [*released, *self._report(ended)]
+        self._phase = Phase.READING
+        return [*released, ReadEnd()]
+
+    def _report(self, task: Task | None) -> list[Action]:
+        self._phase = Phase.OVER
+        return [Report(task, self._webhook_status, self._seconds)]
