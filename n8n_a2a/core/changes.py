@@ -19,13 +19,15 @@ from ..protocol.model import (
     TaskState,
     TaskStatus,
 )
+from .sent import Sent
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
     """A task's next status and what comes with it: `history` (the caller's message that
     starts a next turn) joins the history, then the status message; the artifacts join
-    the artifacts, the metadata the task's metadata."""
+    the artifacts, the metadata the task's metadata. `sent`: that caller's message as the
+    store remembers it (core/sent.py), taken with the move or not at all."""
 
     state: TaskState
     timestamp: datetime
@@ -33,6 +35,7 @@ class Change:
     artifacts: tuple[Artifact, ...] = ()
     metadata: dict[str, Any] | None = None
     history: tuple[Message, ...] = ()
+    sent: Sent | None = None
 
 
 def change_events(

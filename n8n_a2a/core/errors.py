@@ -6,9 +6,10 @@ webhook/errors.py's; these are the adapter's: its store out of reach, a subscrib
 slow, a bound full, a body too large, a caller refused. The edge answers each
 AdapterError with a JSON-RPC code and an HTTP status, from one table (app/edge.py,
 `wire_error`), so a store or a verifier never picks a code. A message is shown to the
-caller as it is: it never holds a token. The last two are never answered as themselves:
-a move the lifecycle forbids (a bug) and an issuer's keys not had (the verifier answers
-that as an AuthFailure). Pure: no I/O.
+caller as it is: it never holds a token. The last three are never answered as
+themselves: a message remembered twice (the intake answers from the first), a move the
+lifecycle forbids (a bug) and an issuer's keys not had (the verifier answers that as an
+AuthFailure). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import enum
 
 from ..protocol.model import TaskState
+from .sent import Sent
 
 
 class AdapterError(Exception):
@@ -111,6 +113,16 @@ class AuthFailure(AdapterError):
     def __init__(self, reason: AuthReason, message: str | None = None) -> None:
         super().__init__(message or _SAID[reason])
         self.reason = reason
+
+
+class AlreadySent(Exception):
+    """A store was asked to remember a message its caller had sent already (the same
+    owner, the same messageId): nothing was recorded. `first`: that first sending, which
+    the intake answers from (core/sent.py), never a second run."""
+
+    def __init__(self, first: Sent) -> None:
+        super().__init__(f"message {first.message_id} was sent before (task {first.task_id})")
+        self.first = first
 
 
 class IllegalTransition(Exception):

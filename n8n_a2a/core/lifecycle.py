@@ -84,6 +84,12 @@ def is_interrupted(state: TaskState) -> bool:
     return state in INTERRUPTED_STATES
 
 
+def ends_turn(state: TaskState) -> bool:
+    """Where a turn ends, terminal or interrupted: a blocking send's wait and a stream end
+    here (StatusUpdate.final says it of an event)."""
+    return is_terminal(state) or is_interrupted(state)
+
+
 def takes_message(state: TaskState) -> bool:
     """Whether a message naming the task may begin its next turn: only where the table
     lets a turn begin. A task here waits for it, for ADAPTER_INPUT_TTL at most."""
@@ -93,7 +99,7 @@ def takes_message(state: TaskState) -> bool:
 def leased(state: TaskState) -> bool:
     """Whether a call runs for the task (or waits for its slot): with a shared store, the
     replica running it holds its lease, and the task ends LOST if that replica dies."""
-    return not (is_terminal(state) or is_interrupted(state))
+    return not ends_turn(state)
 
 
 def check_move(task_id: str, current: TaskState, to: TaskState) -> None:

@@ -37,8 +37,11 @@ def check_ids(message: Message) -> None:
             )
 
 
-def kept_message(message: Message) -> tuple[Message, JSONObject]:
-    """What a task keeps of a caller's message, and the task metadata saying what changed.
+def kept_message(
+    message: Message, task_id: str | None, context_id: str | None
+) -> tuple[Message, JSONObject]:
+    """What a task keeps of a caller's message, as a turn of `task_id` in `context_id`, and
+    the task metadata saying what changed.
 
     All of it: its text, data and metadata whole, a file given by URL whole, an uploaded
     file as its marker (Released.UPLOAD: name, type and size). A lone surrogate becomes
@@ -56,7 +59,8 @@ def kept_message(message: Message) -> tuple[Message, JSONObject]:
         kept_part, fixed = _kept_part(part, part_metadata, data)
         repaired = repaired or fixed
         parts.append(kept_part)
-    kept = replace(message, parts=tuple(parts), metadata=metadata)
+    # Made whole, not `replace`d: every send's path.
+    kept = Message(message.message_id, message.role, tuple(parts), task_id, context_id, metadata)
     return kept, ({"repaired": ["message"]} if repaired else {})
 
 

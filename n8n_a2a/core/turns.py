@@ -10,7 +10,6 @@ Whether a change may still happen when it is recorded, the lifecycle decides.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from datetime import datetime
 
 from ..protocol.errors import A2AError, ErrorCode
@@ -88,12 +87,12 @@ def first_turn(message: Message, owner: Owner, now: datetime) -> Task:
     keeps the message as `kept_message` makes it (the workflow gets all of it)."""
     task_id = new_id()
     context_id = message.context_id or new_id()
-    kept, marks = kept_message(message)
+    kept, marks = kept_message(message, task_id, context_id)
     return Task(
         id=task_id,
         context_id=context_id,
         status=TaskStatus(TaskState.SUBMITTED, now),
-        history=(replace(kept, task_id=task_id, context_id=context_id),),
+        history=(kept,),
         metadata=marks,
         owner=owner,
     )
@@ -114,8 +113,7 @@ def next_turn(task: Task, message: Message, now: datetime) -> Change:
     """The change a message answering `task`'s question makes (after `check_turn`): it
     joins the history and the task is `submitted` again, as a new one begins."""
     check_turn(task, message)
-    kept, marks = kept_message(message)
-    turn = replace(kept, task_id=task.id, context_id=task.context_id)
+    turn, marks = kept_message(message, task.id, task.context_id)
     # What was repaired of this message adds to the task's earlier marks.
     metadata = {mark: [*task.metadata.get(mark, ()), *made] for mark, made in marks.items()}
     return Change(TaskState.SUBMITTED, now, metadata=metadata or None, history=(turn,))

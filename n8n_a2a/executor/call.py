@@ -69,23 +69,21 @@ FIRST_PAUSE, LONGEST_PAUSE = 0.1, 2.0
 
 
 class Phase(enum.Enum):
-    STARTING = "moving the task to working, for its send"
-    IN_LINE = "waiting in line for a call slot"
-    MARKING = "moving the task to working, its slot held"
-    CALLING = "calling the workflow"
-    RECORDING = "recording the verdict"
-    BACKING_OFF = "waiting for the store to record the verdict"
-    FAILING = "ending the task failed"
-    READING = "reading the task back for its report"
-    OVER = "over"
+    STARTING = ("moving the task to working, for its send", False)
+    IN_LINE = ("waiting in line for a call slot", True)
+    MARKING = ("moving the task to working, its slot held", True)
+    CALLING = ("calling the workflow", True)
+    RECORDING = ("recording the verdict", False)
+    BACKING_OFF = ("waiting for the store to record the verdict", False)
+    FAILING = ("ending the task failed", False)
+    READING = ("reading the task back for its report", False)
+    OVER = ("over", False)
 
-    @property
-    def cuttable(self) -> bool:
-        """Its await is under the driver's cancel scope: a cut cancels it."""
-        return self in _CUTTABLE
-
-
-_CUTTABLE = frozenset({Phase.IN_LINE, Phase.MARKING, Phase.CALLING})
+    def __init__(self, doing: str, cuttable: bool) -> None:
+        self.doing = doing
+        #: Its await is under the driver's cancel scope: a cut cancels it. (An attribute,
+        #: not a set's lookup: the driver asks at every step, and an Enum hashes in Python.)
+        self.cuttable = cuttable
 
 
 class Call:
@@ -96,7 +94,8 @@ class Call:
         self.task_id = task.id
         self._config = config
         self._answer_id = answer_id
-        self._phase = Phase.STARTING
+        #: What it is doing (the driver reads it; only the machine moves it).
+        self.phase = Phase.STARTING
         self._known: Task | None = task  # as the last move here left it
         self._cut = False  # the task ended elsewhere: no verdict is recorded
         self._relayed = False  # a chunk of the answer went out
@@ -107,22 +106,18 @@ class Call:
         self._pause = FIRST_PAUSE
 
     def __repr__(self) -> str:
-        return f"<Call {self.task_id} {self._phase.name.lower()} cut={self._cut}>"
-
-    @property
-    def phase(self) -> Phase:
-        return self._phase
+        return f"<Call {self.task_id} {self.phase.name.lower()} cut={self._cut}>"
 
     @property
     def released(self) -> bool:
         """Its room and hearing are given back (or it is over)."""
-        return self._phase in (Phase.READING, Phase.OVER)
+        return self.phase in (Phase.READING, Phase.OVER)
 
     def begin(self, waited: bool) -> TakeSlot | MarkWorking:
         """The call is claimed: with a slot free (the send moves the task to `working`
         itself), or a place in line."""
         if waited:
-            self._phase = Phase.IN_LINE
+            self.phase = Phase.IN_LINE
             return TakeSlot()
         return MarkWorking(self._known)
 
@@ -131,7 +126,7 @@ class Call:
         match event:
             case Cut():
                 self._cut = True
-                return [Cancel()] if self._phase.cuttable else []
+                return [Cancel()] if self.phase.cuttable else []
             case Chunk(text=text):
                 return self._chunk(text)
             case _:
@@ -139,7 +134,7 @@ class Call:
 
     def handle(self, event: Event) -> list[Action]:
         """Take what the driver's step came to; what the driver is to do, in order."""
-        if self._phase is Phase.OVER:
+        if self.phase is Phase.OVER:
             return []
         match event:
             case SlotTaken():
@@ -156,7 +151,7 @@ class Call:
             case StoreOut(at=at):
                 return self._store_out(at)
             case Ready():
-                return self._record(None) if self._phase is Phase.BACKING_OFF else []
+                return self._record(None) if self.phase is Phase.BACKING_OFF else []
             case ReadBack(task=task):
                 return self._report(task)
             case Broke():
@@ -166,7 +161,7 @@ class Call:
 
     def _chunk(self, text: str) -> list[Relay | Cancel]:
         # A read in the step the task was cut: its chunk must not follow the end.
-        if self._phase is not Phase.CALLING or self._cut or self._known is None:
+        if self.phase is not Phase.CALLING or self._cut or self._known is None:
             return []
         update = answer_chunk(self._known, self._answer_id, text, not self._relayed)
         self._relayed = True
@@ -175,13 +170,13 @@ class Call:
     def _slot_taken(self) -> list[Action]:
         if self._cut:  # cut in the tick its turn came: the move would lose anyway
             return [FreeSlot(), *self._over(None)]
-        self._phase = Phase.MARKING
+        self.phase = Phase.MARKING
         return [MarkWorking(None)]
 
     def _working(self, task: Task | None) -> list[Action]:
         if task is None or self._cut:
             return [*self._free_slot(), *self._over(None)]
-        self._known, self._phase = task, Phase.CALLING
+        self._known, self.phase = task, Phase.CALLING
         return [CallWorkflow()]
 
     def _answered(self, answer: Replied | WorkflowFailed) -> list[Action]:
@@ -203,33 +198,33 @@ class Call:
 
     def _record(self, known: Task | None) -> list[Action]:
         assert self._verdict is not None
-        self._phase = Phase.RECORDING
+        self.phase = Phase.RECORDING
         return [Record(self._verdict, known, self._answer_id)]
 
     def _store_out(self, at: float) -> list[Action]:
-        if self._phase is not Phase.RECORDING:
+        if self.phase is not Phase.RECORDING:
             return []
         if at + self._pause > self._deadline:
-            self._phase = Phase.FAILING
+            self.phase = Phase.FAILING
             why = f"its verdict could not be recorded for {self._config.store_patience:g} s"
             return [Fail(why)]
-        self._phase = Phase.BACKING_OFF
+        self.phase = Phase.BACKING_OFF
         wait = WaitUntil(at + self._pause)
         self._pause = min(self._pause * 2, LONGEST_PAUSE)
         return [wait]
 
     def _broke(self) -> list[Action]:
         freed = self._free_slot()
-        if self._phase is Phase.READING:  # the report's read broke: report what is known
+        if self.phase is Phase.READING:  # the report's read broke: report what is known
             return self._report(None)
-        if self._phase is Phase.FAILING:  # ending it failed broke too: leave it to its lease
+        if self.phase is Phase.FAILING:  # ending it failed broke too: leave it to its lease
             return self._over(None)
-        self._phase = Phase.FAILING
+        self.phase = Phase.FAILING
         return [*freed, Fail()]
 
     def _free_slot(self) -> list[Action]:
         """The slot back, when this phase holds one (the wait in line holds none yet)."""
-        return [FreeSlot()] if self._phase in (Phase.MARKING, Phase.CALLING) else []
+        return [FreeSlot()] if self.phase in (Phase.MARKING, Phase.CALLING) else []
 
     def _over(self, ended: Task | None) -> list[Action]:
         """The call is over: let it go, then report the task as it ended (read back when
@@ -237,9 +232,9 @@ class Call:
         released: list[Action] = [] if self.released else [Release()]
         if ended is not None:
             return [*released, *self._report(ended)]
-        self._phase = Phase.READING
+        self.phase = Phase.READING
         return [*released, ReadEnd()]
 
     def _report(self, task: Task | None) -> list[Action]:
-        self._phase = Phase.OVER
+        self.phase = Phase.OVER
         return [Report(task, self._webhook_status, self._seconds)]

@@ -44,6 +44,9 @@ from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .slots import CallSlots, Slot
 
+#: The actions done at once, which the driver does not await (call_events.Now).
+_DONE_AT_ONCE = (steps.Relay, steps.Cancel, steps.FreeSlot, steps.Release, steps.Report)
+
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
 logger = logging.getLogger(__package__)
@@ -227,41 +230,30 @@ class CallRunner:
         return room
 
     async def _run(self, running: _Running, actions: list[steps.Action]) -> None:
-        """The call's own task: what its machine says, until its turn's end is reported."""
+        """The call's own task: what its machine says, one thing awaited at a time, until
+        its turn's end is reported."""
         call, pending = running.call, deque(actions)
         try:
             while pending:
-                event = await self._step(running, pending.popleft())
-                if event is not None:
-                    pending.extend(call.handle(event))
+                action = pending.popleft()
+                try:
+                    if isinstance(action, _DONE_AT_ONCE):
+                        self._now(running, action)
+                        continue
+                    event = await self._awaited(running, action)
+                except Exception:
+                    # A bug must fail one task, not take down the nursery that serves all.
+                    logger.exception("the call of task %s failed", call.task_id)
+                    pending.clear()
+                    event = steps.Broke()
+                pending.extend(call.handle(event))
         finally:
-            # Past a bug (logged) or the server's nursery cancelled: nothing stays held.
+            # Past the server's nursery cancelled (or a bug in a bug's path): nothing held.
             running.slot.give_back()
             if not call.released:
                 self._forget(running)
 
-    async def _step(self, running: _Running, action: steps.Action) -> steps.Event | None:
-        """Do one action; the event it came to, if it is awaited."""
-        try:
-            match action:
-                case steps.Relay() | steps.Cancel() | steps.FreeSlot() | steps.Release():
-                    self._now(running, action)
-                    return None
-                case steps.Report():
-                    self._reports.call_ended(action, running.span)
-                    return None
-                case _:
-                    return await self._awaited(running, action)
-        except Exception:
-            # A bug here must fail one task, not take down the nursery that serves them all.
-            logger.exception("the call of task %s failed", running.call.task_id)
-            return steps.Broke()
-
-    def _now(
-        self,
-        running: _Running,
-        action: steps.Relay | steps.Cancel | steps.FreeSlot | steps.Release,
-    ) -> None:
+    def _now(self, running: _Running, action: steps.Now) -> None:
         """Do an action that is done at once (from the call's task or from an event heard)."""
         match action:
             case steps.Relay(update=update):
@@ -272,6 +264,8 @@ class CallRunner:
                 running.slot.give_back()
             case steps.Release():
                 self._forget(running)
+            case steps.Report():
+                self._reports.call_ended(action, running.span)
             case _:
                 assert_never(action)
 

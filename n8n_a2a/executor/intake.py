@@ -1,19 +1,27 @@
-"""What a send's message becomes: a new task, or the next turn of one waiting for input.
+"""What a send's message becomes: a new task, the next turn of one waiting for input, or
+nothing new (a message sent again).
 
 A message naming no task makes a new one. A message naming a task is the caller's
 answer to that task's question (core/turns.py says which tasks take one), and starts its
 next turn. The push config a send carries is held before the send's first event, so
-that no event of the turn is missed.
+that no event of the turn is missed. A message its caller sent before (the same
+`messageId`, core/sent.py) is its first sending's task, `Retried`: nothing is made,
+moved or run again, whatever that task has become since; another message under that
+id is refused. Two sendings at once (two replicas) race in the store, which remembers
+one: the other is told AlreadySent, and is a retry too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..auth.caller import Caller
 from ..core import turns
+from ..core.errors import AlreadySent
 from ..core.owners import Owner
 from ..core.retention import check_ids
+from ..core.sent import Sent, retried, sent
 from ..protocol.errors import A2AError, ErrorCode
 from ..protocol.model import Message, SendMessage, Task
 from ..protocol.push import PushConfig
@@ -30,37 +38,60 @@ class InlinePush(Protocol):
         """Hold the config for the task, before the send's first event."""
 
 
+@dataclass(frozen=True, slots=True)
+class Retried:
+    """The message was sent before: its first sending's task."""
+
+    task_id: str
+
+
 class Intake:
-    """Takes each send's message into its task, `submitted`."""
+    """Takes each send's message into its task, `submitted`, or finds it sent before."""
 
     def __init__(self, tasks: TaskRecorder, push: InlinePush | None) -> None:
         self._tasks = tasks
         self._push = push
 
-    async def receive(self, operation: SendMessage, caller: Caller) -> Task:
+    async def receive(self, operation: SendMessage, caller: Caller) -> Task | Retried:
+        """The send's task (see `_take`), or its first sending's if it was sent before."""
+        message = operation.message
+        check_ids(message)
+        again = sent(message, caller.owner)
+        first = await self._tasks.sent(caller.owner, message.message_id)
+        if first is not None:
+            return Retried(retried(first, again))
+        try:
+            return await self._take(operation, caller, again)
+        except AlreadySent as taken:
+            return Retried(retried(taken.first, again))
+
+    async def _take(self, operation: SendMessage, caller: Caller, again: Sent) -> Task:
         """The send's task (see `_submit`), with the push config the send carries held
         before the send's first event: a new task's first, or a next turn's."""
         config = await self._check_push(operation, caller)
         if config is None:
-            return await self._submit(operation.message, caller)
+            return await self._submit(operation.message, caller, again)
         assert self._push is not None  # else the check refused it
         message = operation.message
         if message.task_id is None:
-            task = await self._submit(message, caller)
+            task = await self._submit(message, caller, again)
             await self._push.register(task, config)
             return task
-        check_ids(message)
         waiting = await self._tasks.owned(message.task_id, caller)
         turns.check_turn(waiting, message)
         await self._push.register(waiting, config)
-        return await self._submit(message, caller)
+        return await self._submit(message, caller, again)
 
     async def check(self, operation: SendMessage, caller: Caller) -> None:
         """Raise now what `receive` would raise, changing nothing."""
-        await self._check_push(operation, caller)
         message = operation.message
+        check_ids(message)
+        first = await self._tasks.sent(caller.owner, message.message_id)
+        if first is not None:
+            retried(first, sent(message, caller.owner))
+            return
+        await self._check_push(operation, caller)
         if message.task_id is not None:
-            check_ids(message)
             turns.check_turn(await self._tasks.owned(message.task_id, caller), message)
 
     async def _check_push(self, operation: SendMessage, caller: Caller) -> PushConfig | None:
@@ -75,11 +106,10 @@ class Intake:
             await self._push.check(config, caller.owner)
         return config
 
-    async def _submit(self, message: Message, caller: Caller) -> Task:
+    async def _submit(self, message: Message, caller: Caller, again: Sent) -> Task:
         """The message's task, in SUBMITTED: a new one, or the task the message names,
-        when that task waits for input."""
-        check_ids(message)
+        when that task waits for input; the message remembered with it."""
         if message.task_id is None:
-            return await self._tasks.create(message, caller.owner)
+            return await self._tasks.create(message, caller.owner, again)
         task = await self._tasks.owned(message.task_id, caller)
-        return await self._tasks.begin_turn(task, message)
+        return await self._tasks.begin_turn(task, message, again)

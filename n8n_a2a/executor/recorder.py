@@ -9,6 +9,7 @@ made, which is how the cut call hears it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from ..auth.caller import Caller
@@ -16,6 +17,7 @@ from ..core import lifecycle, turns
 from ..core.changes import Change
 from ..core.contract import Verdict
 from ..core.owners import Owner
+from ..core.sent import Sent
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Message, Task, TaskPage
 from ..store import TaskEvents, TaskStore
@@ -49,16 +51,22 @@ class TaskRecorder:
     async def list(self, query: ListTasks, owner: Owner) -> TaskPage:
         return await self._store.list(query, owner)
 
-    async def create(self, message: Message, owner: Owner) -> Task:
-        """A new task for the message, `submitted`."""
+    async def sent(self, owner: Owner, message_id: str) -> Sent | None:
+        """The message `owner` sent under `message_id`, while its task is kept."""
+        return await self._store.sent(owner, message_id)
+
+    async def create(self, message: Message, owner: Owner, sent: Sent | None = None) -> Task:
+        """A new task for the message, `submitted`; the message remembered as `sent`
+        (AlreadySent, and no task, if it was sent before)."""
         task = turns.first_turn(message, owner, self._clock())
-        await self._store.create(task)
+        await self._store.create(task, sent)
         return task
 
-    async def begin_turn(self, task: Task, message: Message) -> Task:
+    async def begin_turn(self, task: Task, message: Message, sent: Sent | None = None) -> Task:
         """The next turn of `task`, which asked for input: `submitted` again with the
-        caller's message, or the A2AError saying why the task takes no message."""
-        change = turns.next_turn(task, message, self._clock())
+        caller's message (remembered as `sent`, as `create`'s), or the A2AError saying why
+        the task takes no message."""
+        change = replace(turns.next_turn(task, message, self._clock()), sent=sent)
         moved = await self._move(task.id, change, task, from_version=task.version)
         if moved is None:
             # Another message, a cancel or the end of the wait came first.

@@ -12,8 +12,10 @@ its StoreUnavailable; calls.py says what becomes of a verdict meanwhile.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from dataclasses import dataclass
 from datetime import datetime
+from types import TracebackType
 
 import trio
 
@@ -35,14 +37,25 @@ from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
 from .calls import CallRunner, Drained, Workflow
 from .config import ExecutorConfig
-from .intake import InlinePush, Intake
+from .intake import InlinePush, Intake, Retried
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .subscriptions import TaskStream
 from .waits import InputWaits
 
-#: Given the new task, what hears its events from before its call starts.
-Listener = Callable[[Task], Callable[[TaskEvent], None]]
+#: What hears a task's events.
+Listener = Callable[[TaskEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """A send's turn: the task as its message left it (a stream begins with it), as it
+    stands now (started, `working` with a free slot), and whether the message was sent
+    before (`retried`: both are its first sending's task, as read)."""
+
+    made: Task
+    now: Task
+    retried: bool
 
 
 class Executor:
@@ -122,17 +135,18 @@ class Executor:
         `held`: the request's bytes under the memory budget, which its call gives back
         (the caller's, as before, if no call starts)."""
         if not operation.blocking:
-            async with self._turn(operation, caller, held) as started:
-                return started.with_history_length(operation.history_length)
+            async with self._turn(operation, caller, held) as turn:
+                return turn.now.with_history_length(operation.history_length)
         ended = trio.Event()
 
         def hear(event: TaskEvent) -> None:
             if isinstance(event, StatusUpdate) and event.final:
                 ended.set()
 
-        async with self._turn(operation, caller, held, lambda _: hear) as task:
-            await ended.wait()
-        return await self.get(task.id, caller, operation.history_length)
+        async with self._turn(operation, caller, held, hear) as turn:
+            if not (turn.retried and lifecycle.ends_turn(turn.now.status.state)):
+                await ended.wait()
+        return await self.get(turn.now.id, caller, operation.history_length)
 
     @asynccontextmanager
     async def stream(
@@ -150,39 +164,24 @@ class Executor:
                 stream.begin(await self._subscribable(operation.task_id, caller))
                 yield stream
             return
-
-        def listen(task: Task) -> Callable[[TaskEvent], None]:
-            stream.begin(task)
-            return stream.hear
-
-        async with self._turn(operation, caller, held, listen):
+        async with self._turn(operation, caller, held, stream.hear) as turn:
+            # A retry of a turn that ended shows the task as it stands, and ends.
+            over = turn.retried and lifecycle.ends_turn(turn.made.status.state)
+            stream.begin(turn.made, over=over)
             yield stream
 
-    @asynccontextmanager
-    async def _turn(
+    def _turn(
         self,
         operation: SendMessage,
         caller: Caller,
         held: Reservation | None,
-        listen: Listener | None = None,
-    ) -> AsyncIterator[Task]:
-        """The message made a task's turn and its call started, the task's events heard by
-        what `listen` gives from before the start; the task as the start left it.
-
-        A caller that hangs up must not leave a task made and never started: one shielded
-        scope from the task's making to its call's start (trio's scopes are not free),
-        unshielded for the body alone (a blocking send's wait, a stream's reading)."""
-        self._calls.admit()
-        with trio.CancelScope(shield=True) as making:
-            task = await self._intake.receive(operation, caller)
-            # A non-blocking send hears nothing: a subscription is not free either.
-            hearing = (
-                nullcontext() if listen is None else self._events.subscribe(task.id, listen(task))
-            )
-            with hearing:
-                started = await self._calls.start(task, operation.message, caller, held)
-                making.shield = False
-                yield started
+        hear: Listener | None = None,
+    ) -> _Begun:
+        """`async with`: the message made a task's turn and its call started, the task's
+        events heard by `hear` from before the start; or, for a message sent before, its
+        first sending's task, heard from before it is read (nothing is made, nothing runs
+        again). See _Begun."""
+        return _Begun(self, operation, caller, held, hear)
 
     async def check_stream(self, operation: SendMessage | SubscribeToTask, caller: Caller) -> None:
         """Raise now what `stream` would raise before its first event, changing nothing: a
@@ -236,3 +235,67 @@ class Executor:
         """End a task that waited for input past ADAPTER_INPUT_TTL, if it still does at
         `version` (the wait a replica gone since could not end); False otherwise."""
         return await self._waits.end(task_id, version)
+
+
+class _Begun:
+    """A send's turn, begun for as long as the block runs (Executor._turn).
+
+    A caller that hangs up must not leave a task made and never started: one shielded
+    scope from the task's making to its call's start, the block itself unshielded (a
+    blocking send's wait, a stream's reading). A class, not a generator's context
+    manager: every send enters one, and a generator costs trio's hooks for it too."""
+
+    __slots__ = ("_caller", "_executor", "_hear", "_hearing", "_held", "_operation")
+
+    def __init__(
+        self,
+        executor: Executor,
+        operation: SendMessage,
+        caller: Caller,
+        held: Reservation | None,
+        hear: Listener | None,
+    ) -> None:
+        self._executor = executor
+        self._operation = operation
+        self._caller = caller
+        self._held = held
+        self._hear = hear
+        self._hearing: AbstractContextManager[None] = nullcontext()
+
+    async def __aenter__(self) -> _Turn:
+        executor, operation, caller = self._executor, self._operation, self._caller
+        executor._calls.admit()
+        with trio.CancelScope(shield=True):
+            taken = await executor._intake.receive(operation, caller)
+            if not isinstance(taken, Retried):
+                self._hear_from(taken.id)
+                try:
+                    started = await executor._calls.start(
+                        taken, operation.message, caller, self._held
+                    )
+                except BaseException:
+                    self._hearing.__exit__(None, None, None)
+                    raise
+                return _Turn(taken, started, retried=False)
+        assert isinstance(taken, Retried)  # (a shield swallows nothing: only returns get here)
+        # Nothing was made: nothing to shield.
+        self._hear_from(taken.task_id)
+        try:
+            task = await executor._tasks.owned(taken.task_id, caller)
+        except BaseException:
+            self._hearing.__exit__(None, None, None)
+            raise
+        return _Turn(task, task, retried=True)
+
+    def _hear_from(self, task_id: str) -> None:
+        if self._hear is not None:  # a non-blocking send hears nothing: it is not free
+            self._hearing = self._executor._events.subscribe(task_id, self._hear)
+            self._hearing.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._hearing.__exit__(kind, error, traceback)

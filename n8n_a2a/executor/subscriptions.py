@@ -40,9 +40,11 @@ class TaskStream:
         assert self._task is not None, "begin() comes first"
         return self._task
 
-    def begin(self, task: Task) -> None:
-        """Start from this version of the task: events it already includes are skipped."""
+    def begin(self, task: Task, *, over: bool = False) -> None:
+        """Start from this version of the task: events it already includes are skipped.
+        `over`: the task is all there is to show (a retried send of a turn that ended)."""
         self._task = task
+        self._ended = over
 
     def hear(self, event: TaskEvent) -> None:
         """A TaskEvents listener: never blocks, never raises."""

@@ -23,6 +23,10 @@ class TaskState(enum.Enum):
     FAILED = "failed"
     REJECTED = "rejected"
 
+    # Members are singletons, equal by identity: hashed by identity too, in C. (Enum's own
+    # hash is a Python call, and the lifecycle's tables look a state up at every move.)
+    __hash__ = object.__hash__
+
 
 # The spec's two kinds of state a task's stream ends in: terminal (the task is done for
 # good) and interrupted (it waits for the caller: more input, or credentials). The wire

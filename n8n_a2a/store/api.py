@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..core.changes import Change
+from ..core.owners import Owner
+from ..core.sent import Sent
 from ..protocol.model import ArtifactUpdate, ListTasks, Task, TaskEvent, TaskPage
 from ..protocol.push import PushConfig
 
@@ -35,8 +37,13 @@ class Moved:
 class TaskStore(Protocol):
     """Tasks by id. Every method may be called from any task of the process."""
 
-    async def create(self, task: Task) -> None:
-        """Hold a new task (version 0); AtCapacity when there is no room."""
+    async def create(self, task: Task, sent: Sent | None = None) -> None:
+        """Hold a new task (version 0); AtCapacity when there is no room. `sent`: the
+        message that made it, remembered with it (for as long as the task is kept); if
+        its owner sent that messageId before, AlreadySent, and nothing is held."""
+
+    async def sent(self, owner: Owner, message_id: str) -> Sent | None:
+        """The message `owner` sent under `message_id`, while its task is kept."""
 
     async def get(self, task_id: str) -> Task:
         """The task; A2AError TASK_NOT_FOUND for an id the store does not hold."""
@@ -49,6 +56,8 @@ class TaskStore(Protocol):
 
     async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
         """Apply `change` if the task is still at `version`; None if it has moved since.
+        The change's `sent` message is remembered with the move, as `create`'s (AlreadySent:
+        nothing moved).
 
         The lifecycle must allow the move (IllegalTransition otherwise: a bug)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,14 +22,14 @@ def test_a_message_is_kept_as_it_came_however_large() -> None:
         (Part("x" * 1_000_000, {"k": "y" * 100_000}), Part.of_data({"blob": "z" * 500_000})),
         metadata={"m": "w" * 100_000},
     )
-    assert kept_message(sent) == (sent, {})
+    assert kept_message(sent, "t-1", "c-1") == (replace(sent, task_id="t-1", context_id="c-1"), {})
 
 
 def test_lone_surrogates_in_a_message_are_repaired_and_marked() -> None:
     sent = Message(
         "m-1", Role.USER, (Part("flour \ud83d", {"k\udc00": "v"}),), metadata={"m": "\ud800"}
     )
-    kept, marks = kept_message(sent)
+    kept, marks = kept_message(sent, "t-1", "c-1")
     assert kept.parts == (Part("flour \ufffd", {"k\ufffd": "v"}),)
     assert kept.metadata == {"m": "\ufffd"}
     assert marks == {"repaired": ["message"]}
@@ -61,7 +62,7 @@ def test_an_upload_is_kept_as_its_marker_and_a_linked_file_whole() -> None:
         Role.USER,
         (Part("see"), Part.of_file(png, {"k": 1}), Part.of_file(linked), Part.of_data([1])),
     )
-    kept, marks = kept_message(sent)
+    kept, marks = kept_message(sent, "t-1", "c-1")
     see, marker, link, data = kept.parts
     assert (see, link, data) == (Part("see"), Part.of_file(linked), Part.of_data([1]))
     # Never a file with empty bytes: a text part saying what it was, its facts beside.

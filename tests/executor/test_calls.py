@@ -22,6 +22,7 @@ from n8n_a2a.core.changes import Change
 from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
+from n8n_a2a.core.sent import Sent
 from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
@@ -36,9 +37,9 @@ from tests.support.executor import ScriptedWorkflow, executor_for, message, repl
 class CheckpointingStore(MemoryTaskStore):
     """The memory store, but every method yields first, as a networked store would."""
 
-    async def create(self, task: Task) -> None:
+    async def create(self, task: Task, sent: Sent | None = None) -> None:
         await trio.lowlevel.checkpoint()
-        await super().create(task)
+        await super().create(task, sent)
 
     async def get(self, task_id: str) -> Task:
         await trio.lowlevel.checkpoint()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import pytest
+import trio
+import trio.testing
 
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.owners import Owner
@@ -12,7 +14,15 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.protocol.push import PushConfig
 from n8n_a2a.store.memory import MemoryTaskStore
-from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
+from tests.support.executor import (
+    ScriptedWorkflow,
+    events_of,
+    executor_for,
+    message,
+    reply_to,
+    said,
+    status_of,
+)
 
 
 async def test_a_message_naming_a_task_is_refused() -> None:
@@ -169,3 +179,117 @@ async def test_an_inline_config_without_push_is_32003() -> None:
         with pytest.raises(A2AError) as raised:
             await executor.send(with_push("x"), Caller())
     assert raised.value.code is ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED
+
+
+# A message sent again (core/sent.py): one run per message.
+
+
+async def test_a_blocking_send_sent_again_is_answered_by_its_first_task() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow) as executor:
+        first = await executor.send(message("order 30 pallets", blocking=True), Caller())
+        again = await executor.send(message("order 30 pallets", blocking=True), Caller())
+    assert again == first
+    assert [call.text for call in workflow.calls] == ["order 30 pallets"]
+
+
+async def test_a_retry_while_the_first_still_runs_waits_for_its_end() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor, trio.open_nursery() as nursery:
+        answers: list[Task] = []
+
+        async def send() -> None:
+            answers.append(await executor.send(message("slow", blocking=True), Caller()))
+
+        nursery.start_soon(send)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(send)  # the caller gave up on the first answer: sent again
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(workflow.calls) == 1 and answers == []
+        workflow.release("slow")
+    assert len(answers) == 2 and answers[0] == answers[1]
+    assert answers[0].status.state is TaskState.COMPLETED
+    assert len(workflow.calls) == 1
+
+
+async def test_a_retry_after_the_first_caller_hung_up_is_its_task() -> None:
+    """The client gives up before the workflow answers, then sends the same message."""
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        with trio.move_on_after(0.01):
+            await executor.send(message("slow", blocking=True), Caller())
+        assert len(workflow.calls) == 1  # its call goes on without its caller
+        workflow.release("slow")
+        answered = await executor.send(message("slow", blocking=True), Caller())
+    assert answered.status.state is TaskState.COMPLETED
+    assert answered.artifacts[0].parts == (Part("slow"),)
+    assert len(workflow.calls) == 1
+
+
+async def test_a_non_blocking_retry_returns_the_task_as_it_stands() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        first = await executor.send(message("slow"), Caller())
+        again = await executor.send(message("slow"), Caller())
+        assert (again.id, again.status.state) == (first.id, TaskState.WORKING)
+        workflow.release("slow")
+    assert len(workflow.calls) == 1
+
+
+async def test_a_streaming_retry_streams_the_first_task() -> None:
+    workflow = ScriptedWorkflow()
+    async with executor_for(workflow) as executor:
+        first = await executor.send(message("slow"), Caller())
+        async with executor.stream(message("slow"), Caller()) as running:
+            assert running.task.id == first.id
+            workflow.release("slow")
+            heard = [status_of(event) async for event in events_of(running)]
+        assert heard == ["artifact", "completed"]
+        # Its turn over, a retry shows the task and ends.
+        async with executor.stream(message("slow"), Caller()) as ended:
+            assert ended.task.status.state is TaskState.COMPLETED
+            assert await ended.next() is None
+    assert len(workflow.calls) == 1
+
+
+async def test_another_message_under_a_used_id_is_refused_and_runs_nothing() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow) as executor:
+        first = await executor.send(message("order 30 pallets", blocking=True), Caller())
+        other = SendMessage(
+            replace(message("order 30 pallets").message, parts=(Part("order 31 pallets"),))
+        )
+        for refused in (executor.send(other, Caller()), executor.check_stream(other, Caller())):
+            with pytest.raises(A2AError) as raised:
+                await refused
+            assert raised.value.code is ErrorCode.INVALID_PARAMS
+            assert first.id in raised.value.message
+    assert len(workflow.calls) == 1
+
+
+async def test_a_next_turn_sent_again_posts_no_second_turn() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, input_required=True) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        answer = reply_to(asked, "ask: how many?", blocking=True)
+        again = await executor.send(answer, Caller())
+        retried = await executor.send(answer, Caller())
+        await executor.check_stream(answer, Caller())  # no refusal either
+    assert retried == again
+    assert [text for _, text in said(retried)] == [
+        "ask: which item?",
+        "ask: which item?",
+        "ask: how many?",
+        "ask: how many?",
+    ]
+    assert len(workflow.calls) == 2
+
+
+async def test_another_callers_message_id_is_never_matched() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    alice, bob = Caller(owner="alice"), Caller(owner="bob")
+    async with executor_for(workflow) as executor:
+        hers = await executor.send(message("order", blocking=True), alice)
+        his = await executor.send(message("order", blocking=True), bob)
+    assert hers.id != his.id
+    assert len(workflow.calls) == 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import resource
 import sys
+import uuid
 from functools import partial
 from typing import Any
 
@@ -57,7 +58,8 @@ def request(method: str, **params: Any) -> dict[str, Any]:
 
 
 def send(text: str) -> dict[str, Any]:
-    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}
+    # A new message each time: one sent again is its first sending's task (core/sent.py).
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
     return request("SendMessage", message=message)
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -27,28 +26,7 @@ from n8n_a2a.protocol.model import (
 )
 from n8n_a2a.protocol.versions import V1
 from n8n_a2a.store import TaskStore
-from n8n_a2a.store.memory import MemoryTaskStore
-from tests.support.store_tasks import Ticking, answer, finished, new_task, waiting
-
-StoreFactory = Callable[..., TaskStore]
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
-    if request.param == "memory":
-        yield MemoryTaskStore
-        return
-    from n8n_a2a.store.postgres import Pool, PostgresTaskStore
-
-    pool = Pool(request.getfixturevalue("postgres_url"))
-    await pool.prepare()
-
-    def make(**options: Any) -> TaskStore:
-        options.pop("max_tasks", None)  # bounded by time to live only: see below
-        return PostgresTaskStore(pool, **options)
-
-    yield make
-    await pool.close()
+from tests.support.store_tasks import StoreFactory, Ticking, answer, finished, new_task, waiting
 
 
 async def test_a_task_moves_submitted_working_completed(make_store: StoreFactory) -> None:

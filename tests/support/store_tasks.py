@@ -10,6 +10,9 @@ from n8n_a2a.core.changes import Change
 from n8n_a2a.protocol.model import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 from n8n_a2a.store import TaskStore
 
+#: Makes a store of the kind under test (tests/store/conftest.py's `make_store`).
+StoreFactory = Callable[..., TaskStore]
+
 
 class Ticking:
     """A clock that moves one second each time it is read."""

@@ -2,7 +2,8 @@
 
 Tasks are frozen; the store swaps in a new version on each move. It is bounded:
 finished tasks leave after a time to live, or oldest first when it is full; a task
-that is not finished (running, or waiting for input) never does. No method awaits
+that is not finished (running, or waiting for input) never does. The messages each
+caller sent (core/sent.py) are remembered beside their tasks, and leave with them. No method awaits
 anything, so each runs in one step and a compare-and-set here is simply a comparison.
 """
 
@@ -12,9 +13,11 @@ from dataclasses import replace
 from datetime import timedelta
 
 from ...core.changes import Change, change_events
-from ...core.errors import AtCapacity
+from ...core.errors import AlreadySent, AtCapacity
 from ...core.lifecycle import check_move, is_terminal
+from ...core.owners import Owner
 from ...core.release import released_task, task_payload_bytes
+from ...core.sent import Sent
 from ...protocol.errors import A2AError
 from ...protocol.model import ListTasks, StatusUpdate, Task, TaskPage
 from ..api import Moved, Payloads
@@ -43,13 +46,28 @@ class MemoryTaskStore:
         self._clock = clock
         self._max_page_bytes = max_page_bytes
         self._payloads = payloads
+        self._sent: dict[tuple[Owner, str], Sent] = {}  # by owner and messageId
+        self._sent_to: dict[str, list[tuple[Owner, str]]] = {}  # their keys, by task
 
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def create(self, task: Task) -> None:
+    async def create(self, task: Task, sent: Sent | None = None) -> None:
         self._make_room()
+        if sent is not None:
+            self._remember(sent.to(task.id))
         self._tasks[task.id] = task
+
+    async def sent(self, owner: Owner, message_id: str) -> Sent | None:
+        return self._sent.get((owner, message_id))
+
+    def _remember(self, sent: Sent) -> None:
+        key = (sent.owner, sent.message_id)
+        first = self._sent.get(key)
+        if first is not None:
+            raise AlreadySent(first)
+        self._sent[key] = sent
+        self._sent_to.setdefault(sent.task_id, []).append(key)
 
     async def get(self, task_id: str) -> Task:
         try:
@@ -62,21 +80,22 @@ class MemoryTaskStore:
         if task.version != version:
             return None
         check_move(task_id, task.status.state, change.state)
+        if change.sent is not None:
+            self._remember(change.sent.to(task_id))
         events = change_events(task.id, task.context_id, task.version, change)
-        artifacts = task.artifacts + change.artifacts
         last = events[-1]
         assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
-        moved = replace(
-            task,
-            status=last.status,
-            history=(
-                task.history
-                + change.history
-                + ((change.message,) if change.message is not None else ())
-            ),
-            artifacts=artifacts,
-            metadata={**task.metadata, **change.metadata} if change.metadata else task.metadata,
-            version=events[-1].sequence,
+        # A Task made whole, not `replace`d: this is every move's path, and `replace`
+        # reads the fields' list again each time.
+        moved = Task(
+            task.id,
+            task.context_id,
+            last.status,
+            task.history + change.history + ((change.message,) if change.message else ()),
+            task.artifacts + change.artifacts,
+            {**task.metadata, **change.metadata} if change.metadata else task.metadata,
+            last.sequence,
+            task.owner,
         )
         self._tasks[task_id] = moved
         if is_terminal(change.state):
@@ -155,5 +174,7 @@ class MemoryTaskStore:
     def _forget(self, task_id: str) -> None:
         del self._finished[task_id]
         del self._tasks[task_id]
+        for key in self._sent_to.pop(task_id, ()):
+            del self._sent[key]
         if self._payloads is not None:
             self._payloads.forget(task_id)

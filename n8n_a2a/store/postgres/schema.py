@@ -19,6 +19,11 @@ Tables:
   that hears of an event (NOTIFY carries only the task's id and the event's number)
   reads it here; a subscriber can be caught up from a number.
 - `a2a_push_configs`: the push notification configs of a task, gone with the task.
+- `a2a_sent_messages` (step 2): each message a caller sent (core/sent.py), by its sender
+  (the owner: `@` and the owner's digest, or `` for the anonymous caller) and
+  `messageId`, with its fingerprint and the task it made or continued, gone with the
+  task. Its primary key is what makes a retry race-free across replicas: of two replicas
+  taking the same message at once, one inserts, the other finds it.
 
 The tables and the NOTIFY channel are what replicas of different releases share.
 """
@@ -78,6 +83,19 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
             created_at timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (task_id, id)
         );
+        """,
+    ),
+    (
+        2,
+        """
+        CREATE TABLE a2a_sent_messages (
+            sender text COLLATE "C" NOT NULL,
+            message_id text COLLATE "C" NOT NULL,
+            fingerprint text NOT NULL,
+            task_id text COLLATE "C" NOT NULL REFERENCES a2a_tasks ON DELETE CASCADE,
+            PRIMARY KEY (sender, message_id)
+        );
+        CREATE INDEX a2a_sent_messages_by_task ON a2a_sent_messages (task_id);
         """,
     ),
 )

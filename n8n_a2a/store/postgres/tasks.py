@@ -1,20 +1,26 @@
 """Tasks in PostgreSQL, shared by replicas: any replica answers for any task.
 
 A move is one statement: a compare-and-set UPDATE on the task's version (and on the states
-the lifecycle lets it leave), the insert of its events into `a2a_task_events`, and a NOTIFY
-of the task's id and latest event number (events.py), all committed together or not at all.
+the lifecycle lets it leave), the insert of its events into `a2a_task_events`, of the
+caller's message it takes in into `a2a_sent_messages` (core/sent.py), and a NOTIFY of the
+task's id and latest event number (events.py), all committed together or not at all. A
+new task and the message that made it are one statement too.
 """
 
 from __future__ import annotations
 
 import itertools
 from datetime import timedelta
-from typing import LiteralString
+from typing import Any, LiteralString
 
+import psycopg
 from psycopg.types.json import Json, Jsonb
 
 from ...core import lifecycle
 from ...core.changes import Change, change_events
+from ...core.errors import AlreadySent
+from ...core.owners import Owner
+from ...core.sent import Sent
 from ...protocol.errors import A2AError
 from ...protocol.model import ListTasks, Task, TaskPage, TaskState, TaskStatus
 from ..api import Moved
@@ -78,31 +84,38 @@ class PostgresTaskStore(PostgresLeases):
         self._ttl = ttl_seconds
         self._clock = clock
 
-    async def create(self, task: Task) -> None:
+    async def create(self, task: Task, sent: Sent | None = None) -> None:
+        parameters = {
+            "id": task.id,
+            "context": task.context_id,
+            "owner": task.owner,
+            "state": task.status.state.value,
+            "timestamp": task.status.timestamp,
+            "message": (
+                None if task.status.message is None else Json(message_doc(task.status.message))
+            ),
+            "history": [Json(message_doc(m)) for m in task.history],
+            "artifacts": [Json(artifact_doc(a)) for a in task.artifacts],
+            "metadata": Jsonb(task.metadata),
+            "version": task.version,
+            "holder": self.replica,
+            "lease": self.lease_seconds,
+            **_sent_parameters(sent),
+        }
+
         def insert(connection: Connection) -> None:
-            connection.execute(
-                "INSERT INTO a2a_tasks (id, context_id, owner, state, status_timestamp,"
-                " status_message, history, artifacts, metadata, version, lease_holder,"
-                " lease_until)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s::json[], %s::json[], %s, %s, %s,"
-                " now() + %s * interval '1 second')",
-                (
-                    task.id,
-                    task.context_id,
-                    task.owner,
-                    task.status.state.value,
-                    task.status.timestamp,
-                    None if task.status.message is None else Json(message_doc(task.status.message)),
-                    [Json(message_doc(m)) for m in task.history],
-                    [Json(artifact_doc(a)) for a in task.artifacts],
-                    Jsonb(task.metadata),
-                    task.version,
-                    self.replica,
-                    self.lease_seconds,
-                ),
-            )
+            _remembering(connection, _CREATE, parameters, sent)
 
         await self.pool.run(insert)
+
+    async def sent(self, owner: Owner, message_id: str) -> Sent | None:
+        def select(connection: Connection) -> Row | None:
+            return connection.execute(_SENT, (sender(owner), message_id)).fetchone()
+
+        row = await self.pool.run(select)
+        if row is None:
+            return None
+        return Sent(owner, message_id, row["fingerprint"], row["task_id"])
 
     async def get(self, task_id: str) -> Task:
         def select(connection: Connection) -> Row | None:
@@ -143,10 +156,11 @@ class PostgresTaskStore(PostgresLeases):
             "sequences": [event.sequence for event in events],
             "events": [Json(event_doc(event)) for event in events],
             "channel": CHANNEL,
+            **_sent_parameters(change.sent),
         }
 
         def update(connection: Connection) -> Row | None:
-            row = connection.execute(_MOVE, parameters).fetchone()
+            row = _remembering(connection, _MOVE, parameters, change.sent)
             if row is not None:
                 return row
             now = connection.execute(
@@ -213,6 +227,60 @@ class PostgresTaskStore(PostgresLeases):
         await self.pool.run(delete)
 
 
+def sender(owner: Owner) -> str:
+    """The owner as `a2a_sent_messages` keys it: never NULL, never two owners alike."""
+    return "" if owner is None else f"@{owner}"
+
+
+def _sent_parameters(sent: Sent | None) -> dict[str, str | None]:
+    if sent is None:
+        return {"sender": None, "message_id": None, "fingerprint": None}
+    return {
+        "sender": sender(sent.owner),
+        "message_id": sent.message_id,
+        "fingerprint": sent.fingerprint,
+    }
+
+
+def _remembering(
+    connection: Connection, statement: LiteralString, parameters: dict[str, Any], sent: Sent | None
+) -> Row | None:
+    """Run a statement that remembers `sent` with its change, in one: AlreadySent (and
+    nothing done) if its sender sent that messageId before, even a moment ago on another
+    replica (the primary key waits for that one's commit, then refuses)."""
+    try:
+        return connection.execute(statement, parameters).fetchone()
+    except psycopg.errors.UniqueViolation as taken:
+        if sent is None or taken.diag.table_name != "a2a_sent_messages":
+            raise
+        row = connection.execute(_SENT, (sender(sent.owner), sent.message_id)).fetchone()
+        if row is None:  # its task left in the same moment: the conflict stands as it is
+            raise
+        raise AlreadySent(
+            Sent(sent.owner, sent.message_id, row["fingerprint"], row["task_id"])
+        ) from None
+
+
+_CREATE: LiteralString = """
+WITH made AS (
+    INSERT INTO a2a_tasks (id, context_id, owner, state, status_timestamp, status_message,
+                           history, artifacts, metadata, version, lease_holder, lease_until)
+    VALUES (%(id)s, %(context)s, %(owner)s, %(state)s, %(timestamp)s, %(message)s,
+            %(history)s::json[], %(artifacts)s::json[], %(metadata)s, %(version)s,
+            %(holder)s, now() + %(lease)s * interval '1 second')
+    RETURNING id
+), remembered AS (
+    INSERT INTO a2a_sent_messages (sender, message_id, fingerprint, task_id)
+    SELECT %(sender)s, %(message_id)s, %(fingerprint)s, made.id
+    FROM made WHERE %(message_id)s::text IS NOT NULL
+)
+SELECT id FROM made
+"""
+
+_SENT: LiteralString = """
+SELECT fingerprint, task_id FROM a2a_sent_messages WHERE sender = %s AND message_id = %s
+"""
+
 _MOVE: LiteralString = """
 WITH moved AS (
     UPDATE a2a_tasks SET
@@ -233,6 +301,10 @@ WITH moved AS (
     INSERT INTO a2a_task_events (task_id, sequence, event)
     SELECT moved.id, e.sequence, e.event
     FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[]) AS e(sequence, event)
+), remembered AS (
+    INSERT INTO a2a_sent_messages (sender, message_id, fingerprint, task_id)
+    SELECT %(sender)s, %(message_id)s, %(fingerprint)s, moved.id
+    FROM moved WHERE %(message_id)s::text IS NOT NULL
 )
 SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
        metadata, version, pg_notify(%(channel)s, id || ' ' || version) AS notified

@@ -1,0 +1,89 @@
+"""One run per message: a message a caller sent again (the same caller, the same
+`messageId`) is its first sending's task, never a second run of the workflow.
+
+A2A v1.0 §3.3.1 allows it ("Agents may utilize the messageId to detect duplicate
+messages"), and a caller whose answer was lost (a timeout, a reset, a load balancer
+failing over) sends the same message again: the official clients and the chat bridge
+keep its `messageId`. The adapter remembers each message a caller sent, as a `Sent`
+record beside the task it made or continued, for as long as that task is kept.
+
+A message's fingerprint is what makes it that message: its role, its parts (text, data,
+files, each with its metadata) and the task and context it names, as sent. Another
+message under a used `messageId` is refused, naming the task the id belongs to. The
+message's own `metadata` is not in it: a client may stamp each attempt (a trace, a
+retry count). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.errors import A2AError, quoted_id
+from ..protocol.model import Message, Part
+from .owners import Owner
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A message a caller sent: `owner`'s `message_id`, its fingerprint, and the task it
+    made or continued (`task_id`)."""
+
+    owner: Owner
+    message_id: str
+    fingerprint: str
+    task_id: str = ""
+
+    def to(self, task_id: str) -> Sent:
+        """The same message, as the turn of `task_id`."""
+        return Sent(self.owner, self.message_id, self.fingerprint, task_id)
+
+
+def sent(message: Message, owner: Owner) -> Sent:
+    """What the store remembers of `owner`'s `message` (its task not known yet)."""
+    return Sent(owner, message.message_id, fingerprint(message))
+
+
+def fingerprint(message: Message) -> str:
+    """A digest of what makes the message that message (the module's docstring says what):
+    its JSON values in one canonical text, then each file's bytes, each with its length
+    first, so that no two messages feed the same bytes."""
+    digest = hashlib.blake2b(digest_size=16)
+    files = [part.file for part in message.parts if part.file is not None]
+    shape = [
+        message.role.value,
+        message.task_id,
+        message.context_id,
+        [_part(part) for part in message.parts],
+    ]
+    _feed(digest, json.dumps(shape, sort_keys=True, separators=(",", ":")).encode())
+    for file in files:
+        _feed(digest, file.content or b"")
+    return digest.hexdigest()
+
+
+def retried(first: Sent, again: Sent) -> str:
+    """The task a message sent again belongs to: its first sending's. A2AError (invalid
+    params) when the message is another under the same `messageId`."""
+    if first.fingerprint != again.fingerprint:
+        raise A2AError.invalid_params(
+            f"messageId {quoted_id(again.message_id)} was sent before with another message "
+            f"(task {quoted_id(first.task_id)}); a new message needs a new messageId, and a "
+            "retry sends the same message again",
+        )
+    return first.task_id
+
+
+def _part(part: Part) -> list[Any]:
+    """A part's JSON values (every value here came from JSON); a file's bytes go after."""
+    file = part.file
+    shown = None if file is None else [file.name, file.media_type, file.url]
+    return [part.kind.value, part.text, part.metadata, part.data, shown]
+
+
+def _feed(digest: Any, chunk: bytes) -> None:
+    """A chunk with its length first: no two sequences of chunks feed the same bytes."""
+    digest.update(len(chunk).to_bytes(8, "big"))
+    digest.update(chunk)
