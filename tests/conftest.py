@@ -22,9 +22,13 @@ from tests.support.stub_webhook import StubWebhook, start_stub_webhook  # noqa: 
 if TYPE_CHECKING:
     from tests.support.postgres_server import PostgresServer
 
+#: The fast suite's rule, enforced: a test not marked slow that starts a process or reaches
+#: beyond 127.0.0.1 fails, saying which marker to add.
+pytest_plugins = ("tests.support.fast_suite", "pytester")  # pytester: the guard's own test
+
 #: The markers of each folder (or file) whose tests start processes, n8n, npm or a
 #: PostgreSQL, or reach beyond this machine (registered in pyproject.toml): `pytest -m "not
-#: slow"` is the fast suite.
+#: slow"` is the fast suite. tests/support/fast_suite.py fails a test that does so unmarked.
 MARKERS_BY_PATH = {
     "tests/e2e/": ("e2e", "slow"),
     "tests/interop/": ("interop", "slow"),
