@@ -333,7 +333,7 @@ def test_bench_help_prints_every_option_and_installs_nothing(tmp_path: Path) -> 
 
 
 def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_path: Path) -> None:
-    script = str(CHECKOUT / "bench" / "instructions.py")
+    script = str(CHECKOUT / "bench" / "probes" / "instructions.py")
     environ = {"PATH": str(tmp_path)}  # no valgrind there
     helped = subprocess.run(
         [sys.executable, script, "--help"], env=environ, capture_output=True, text=True, timeout=60
@@ -346,14 +346,15 @@ def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_pa
     )
     assert refused.returncode == 1
     assert (
-        refused.stderr.strip() == "bench/instructions.py needs valgrind: apt-get install valgrind"
+        refused.stderr.strip()
+        == "bench/probes/instructions.py needs valgrind: apt-get install valgrind"
     )
 
 
 def test_bench_instructions_judges_every_load_against_the_goal() -> None:
     figures = {"jsonrpc c=1": "4.500", "jsonrpc c=64": "4.501 (12 LL misses)", "rest c=64": "-"}
     code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
         f"from instructions import verdict; print(verdict('n8n-a2a', {figures!r}))"
     )
     done = subprocess.run(
@@ -370,7 +371,7 @@ def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_othe
         "before": {"jsonrpc c=1": "8.000", "stream c=1": "10.000", "push c=1": "-"},
     }
     code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
         f"from instructions import report; report({rows!r}, {list(rows['before'])!r}, "
         "{'jsonrpc c=1'})"
     )
