@@ -332,6 +332,32 @@ def test_bench_help_prints_every_option_and_installs_nothing(tmp_path: Path) -> 
     assert not cache.exists()
 
 
+def test_bench_probe_runs_one_probe_by_name_in_the_dev_venv(tmp_path: Path) -> None:
+    checkout, log = tmp_path / "checkout", tmp_path / "log"
+    (checkout / "bench" / "probes").mkdir(parents=True)
+    shutil.copy(CHECKOUT / "bench" / "run", checkout / "bench" / "run")
+    for probe in (CHECKOUT / "bench" / "probes").glob("*.py"):
+        shutil.copy(probe, checkout / "bench" / "probes" / probe.name)
+    stand_in(checkout / ".venv" / "bin" / "python", log)
+    # No wrk, taskset or python3 on this PATH: a probe needs none of the comparison's tools.
+    environ = {"PATH": str(tools(tmp_path / "bin", "dirname", "ls", "sed", "tr"))}
+
+    done = run(["bench/run", "probe", "long_line", "--pieces", "10"], checkout, environ)
+    assert (done.returncode, done.stderr) == (0, "")
+    probes = checkout / "bench" / "probes"
+    assert calls(log) == [
+        f"{checkout}/.venv/bin/python {probes}/long_line.py --pieces 10 [PYTHONWARNINGS=]"
+    ]
+    for wrong in ([], ["nonesuch"], ["_tool"], ["../run"]):
+        refused = run(["bench/run", "probe", *wrong], checkout, environ)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("usage: bench/run probe NAME [OPTIONS], NAME one of: ")
+        assert refused.stderr.rpartition(": ")[2].split() == sorted(
+            p.stem for p in probes.glob("*.py") if not p.stem.startswith("_")
+        )
+    assert len(calls(log)) == 1
+
+
 def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_path: Path) -> None:
     script = str(CHECKOUT / "bench" / "probes" / "instructions.py")
     environ = {"PATH": str(tmp_path)}  # no valgrind there
