@@ -104,6 +104,7 @@ def test_a_slow_test_may_start_a_process(outcomes: dict[str, str]) -> None:
         (socket.AF_INET6, ("::ffff:127.0.0.1", 80, 0, 0), True),
         (socket.AF_INET6, ("fe80::1%lo", 80, 0, 0), False),
         (socket.AF_UNIX, "/run/a.sock", True),
+        (socket.AF_INET, None, True),  # sendmsg on a connected socket
     ],
 )
 def test_local_is_loopback_or_a_unix_socket(

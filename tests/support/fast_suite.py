@@ -15,7 +15,9 @@ milliseconds and need nothing installed. A PostgreSQL on 127.0.0.1 is its own pr
 starting it is refused, so its fixtures mark their tests slow.
 
 A setup and a call are watched, a teardown not: a session's PostgreSQL or n8n stops in
-the teardown of whichever test runs last, fast or slow.
+the teardown of whichever test runs last, fast or slow. A name's lookup is not refused
+(trio asks getaddrinfo for a number first, and the audit event does not say which); the
+connect to the address it found is.
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ WATCHING: list[Watch] = []
 def is_local(sock: socket.socket, address: Any) -> bool:
     """Whether `address` is this machine's own: any non-IP family (a Unix socket), or an IP
     address on loopback. A bind to "" or 0.0.0.0 listens on every interface: not local."""
-    if sock.family not in (socket.AF_INET, socket.AF_INET6):
-        return True
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or address is None:
+        return True  # None: a sendmsg on a connected socket, its connect already judged
     host = str(address[0]).partition("%")[0]  # an IPv6 scope ("fe80::1%eth0") is no part
     if host == "localhost":
         return True
