@@ -42,7 +42,9 @@ def parse_arguments(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Set
         description=__doc__.split("\n\n")[0],
         epilog="The first run that measures makes a venv with exact pins in "
         "${N8N_A2A_CACHE:-~/.cache/n8n-a2a}/bench-venv and, when wrk is missing and you are "
-        "root, installs it with apt-get. All traffic stays on 127.0.0.1.",
+        "root, installs it with apt-get. All traffic stays on 127.0.0.1. `bench/run probe "
+        "NAME [OPTIONS]` runs one of bench/probes/ instead, each measuring one thing alone "
+        "(`bench/run probe` lists them).",
     )
     parser.add_argument("--smoke", action="store_true", help="tiny counts, for CI (< 60 s)")
     parser.add_argument("--runs", type=int, help="runs to take medians over (default 3)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,8 +22,13 @@ from tests.support.stub_webhook import StubWebhook, start_stub_webhook  # noqa: 
 if TYPE_CHECKING:
     from tests.support.postgres_server import PostgresServer
 
-#: The markers of each folder (or file) whose tests use real sockets, processes, n8n, npm or
-#: a PostgreSQL (registered in pyproject.toml): `pytest -m "not slow"` is the fast suite.
+#: The fast suite's rule, enforced: a test not marked slow that starts a process or reaches
+#: beyond 127.0.0.1 fails, saying which marker to add.
+pytest_plugins = ("tests.support.fast_suite", "pytester")  # pytester: the guard's own test
+
+#: The markers of each folder (or file) whose tests start processes, n8n, npm or a
+#: PostgreSQL, or reach beyond this machine (registered in pyproject.toml): `pytest -m "not
+#: slow"` is the fast suite. tests/support/fast_suite.py fails a test that does so unmarked.
 MARKERS_BY_PATH = {
     "tests/e2e/": ("e2e", "slow"),
     "tests/interop/": ("interop", "slow"),
@@ -35,25 +41,28 @@ MARKERS_BY_PATH = {
     "tests/test_main.py": ("slow",),
     "tests/test_server.py": ("slow",),
 }
+#: The markers of each test that asks for a fixture starting a process, wherever the test
+#: lives (a fixture it asks for through another counts: postgres_url asks for postgres).
+#: `start_adapter` and `stub` are not here: they serve on 127.0.0.1 in the test's own process.
+MARKERS_BY_FIXTURE = {
+    "postgres": ("postgres", "slow"),
+}
+
+
+def markers_of(item: pytest.Item, root: Path) -> set[str]:
+    """The markers an item gets from its place and its fixtures."""
+    where = item.path.relative_to(root).as_posix()
+    found = {m for path, ms in MARKERS_BY_PATH.items() if where.startswith(path) for m in ms}
+    fixtures = getattr(item, "fixturenames", ())
+    return found | {m for name in fixtures for m in MARKERS_BY_FIXTURE.get(name, ())}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each test marked by where it lives, and by the PostgreSQL it asks for (the store
-    contract runs against both stores: only its PostgreSQL half is slow; a fixture that
-    starts the adapter marks nothing, its sockets are on 127.0.0.1 and quick)."""
-    root = config.rootpath
+    """Each test marked by where it lives and by the fixtures it asks for; a param can be
+    marked too (the store contract's PostgreSQL half, tests/store/test_contract.py)."""
     for item in items:
-        where = item.path.relative_to(root).as_posix()
-        for path, markers in MARKERS_BY_PATH.items():
-            if where.startswith(path):
-                for marker in markers:
-                    item.add_marker(marker)
-        callspec = getattr(item, "callspec", None)
-        if "postgres_url" in getattr(item, "fixturenames", ()) or (
-            callspec is not None and "postgres" in callspec.params.values()
-        ):
-            item.add_marker("postgres")
-            item.add_marker("slow")
+        for marker in sorted(markers_of(item, config.rootpath)):
+            item.add_marker(marker)
 
 
 @pytest.fixture

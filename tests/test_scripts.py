@@ -332,8 +332,34 @@ def test_bench_help_prints_every_option_and_installs_nothing(tmp_path: Path) -> 
     assert not cache.exists()
 
 
+def test_bench_probe_runs_one_probe_by_name_in_the_dev_venv(tmp_path: Path) -> None:
+    checkout, log = tmp_path / "checkout", tmp_path / "log"
+    (checkout / "bench" / "probes").mkdir(parents=True)
+    shutil.copy(CHECKOUT / "bench" / "run", checkout / "bench" / "run")
+    for probe in (CHECKOUT / "bench" / "probes").glob("*.py"):
+        shutil.copy(probe, checkout / "bench" / "probes" / probe.name)
+    stand_in(checkout / ".venv" / "bin" / "python", log)
+    # No wrk, taskset or python3 on this PATH: a probe needs none of the comparison's tools.
+    environ = {"PATH": str(tools(tmp_path / "bin", "dirname", "ls", "sed", "tr"))}
+
+    done = run(["bench/run", "probe", "long_line", "--pieces", "10"], checkout, environ)
+    assert (done.returncode, done.stderr) == (0, "")
+    probes = checkout / "bench" / "probes"
+    assert calls(log) == [
+        f"{checkout}/.venv/bin/python {probes}/long_line.py --pieces 10 [PYTHONWARNINGS=]"
+    ]
+    for wrong in ([], ["nonesuch"], ["_tool"], ["../run"]):
+        refused = run(["bench/run", "probe", *wrong], checkout, environ)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("usage: bench/run probe NAME [OPTIONS], NAME one of: ")
+        assert refused.stderr.rpartition(": ")[2].split() == sorted(
+            p.stem for p in probes.glob("*.py") if not p.stem.startswith("_")
+        )
+    assert len(calls(log)) == 1
+
+
 def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_path: Path) -> None:
-    script = str(CHECKOUT / "bench" / "instructions.py")
+    script = str(CHECKOUT / "bench" / "probes" / "instructions.py")
     environ = {"PATH": str(tmp_path)}  # no valgrind there
     helped = subprocess.run(
         [sys.executable, script, "--help"], env=environ, capture_output=True, text=True, timeout=60
@@ -346,14 +372,15 @@ def test_bench_instructions_helps_and_says_what_it_needs_without_valgrind(tmp_pa
     )
     assert refused.returncode == 1
     assert (
-        refused.stderr.strip() == "bench/instructions.py needs valgrind: apt-get install valgrind"
+        refused.stderr.strip()
+        == "bench/probes/instructions.py needs valgrind: apt-get install valgrind"
     )
 
 
 def test_bench_instructions_judges_every_load_against_the_goal() -> None:
     figures = {"jsonrpc c=1": "4.500", "jsonrpc c=64": "4.501 (12 LL misses)", "rest c=64": "-"}
     code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
         f"from instructions import verdict; print(verdict('n8n-a2a', {figures!r}))"
     )
     done = subprocess.run(
@@ -370,7 +397,7 @@ def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_othe
         "before": {"jsonrpc c=1": "8.000", "stream c=1": "10.000", "push c=1": "-"},
     }
     code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench')!r}); "
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
         f"from instructions import report; report({rows!r}, {list(rows['before'])!r}, "
         "{'jsonrpc c=1'})"
     )

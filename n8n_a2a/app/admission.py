@@ -28,7 +28,7 @@ from .edge import Edge
 from .exchange import Asked
 
 #: What one JSON value of a send's message costs held as a Python object, at most (an
-#: object holding an object the costliest; bench/bodies.py measures it).
+#: object holding an object the costliest; bench/probes/bodies.py measures it).
 VALUE_BYTES = 150
 
 

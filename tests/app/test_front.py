@@ -59,6 +59,7 @@ async def test_a_path_with_doubled_slashes_is_the_a2a_route_of_its_merged_path(
     assert sent.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_a_start_that_serves_only_the_a2a_routes_imports_no_quart() -> None:
     # In a process of its own: this one has imported quart for other tests.
     script = (

@@ -52,6 +52,7 @@ def refusal(environ: dict[str, str]) -> str:
     return str(problem)
 
 
+@pytest.mark.slow  # openssl runs: a process
 @needs_openssl
 @pytest.mark.parametrize(("arguments", "algorithm"), OPENSSL_KEYS.values(), ids=OPENSSL_KEYS)
 def test_keys_made_as_the_docs_say_sign_with_their_algorithm(
@@ -110,6 +111,7 @@ def test_a_bad_file_is_one_line_naming_the_variable_and_the_path(tmp_path: Path,
     assert "\n" not in line
 
 
+@pytest.mark.slow  # openssl runs: a process
 @needs_openssl
 @pytest.mark.parametrize(
     ("arguments", "said"),
@@ -133,6 +135,7 @@ def test_a_key_of_another_kind_is_refused_without_its_material(
     assert not [row for row in material if row in line or row[:16] in line]
 
 
+@pytest.mark.slow  # openssl runs: a process
 @needs_openssl
 def test_a_dsa_key_is_an_algorithm_the_card_is_not_signed_with(tmp_path: Path) -> None:
     params = tmp_path / "dsa.params"
@@ -208,6 +211,7 @@ def _material(pem: bytes) -> list[str]:
     return [row for row in pem.decode().splitlines() if row and not row.startswith("---")]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_check_prints_the_signed_card_and_never_the_key(tmp_path: Path) -> None:
     pem = private_pem("ES256")
     key = tmp_path / "key.pem"

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import pytest
 from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
@@ -199,6 +200,7 @@ def test_without_modes_the_card_says_text_in_text_out() -> None:
     assert card["defaultInputModes"] == card["defaultOutputModes"] == ["text/plain"]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_the_card_and_the_configuration_need_none_of_the_rest_bindings_tables() -> None:
     """The card names the binding's version; its routes and errors wait until asked."""
     code = (

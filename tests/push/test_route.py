@@ -335,6 +335,7 @@ def test_a_post_carries_the_configs_own_headers(
     assert headers(config) == expected
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_the_route_does_no_io() -> None:
     """Imported alone, it loads neither trio nor any HTTP client (the standard library's
     email package, which the package's version lookup loads, brings `socket`: no matter)."""

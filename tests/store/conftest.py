@@ -13,7 +13,10 @@ from n8n_a2a.store.memory import MemoryTaskStore
 from tests.support.store_tasks import StoreFactory
 
 
-@pytest.fixture(params=["memory", "postgres"])
+# Only the PostgreSQL half of the contract is slow: its param is marked, not the file.
+@pytest.fixture(
+    params=["memory", pytest.param("postgres", marks=(pytest.mark.postgres, pytest.mark.slow))]
+)
 async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
     if request.param == "memory":
         yield MemoryTaskStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from n8n_a2a.config import Settings
 
 MIB = 1024 * 1024
-#: RSS per payload byte the budget counts, at most (bench/budget.py: one 20 MiB upload
+#: RSS per payload byte the budget counts, at most (bench/probes/budget.py: one 20 MiB upload
 #: or reply peaks at 3.8 times its body over idle; 16 at once under 64 MiB at 2.4 times).
 BUDGET_COPIES = 4
 #: The process before any call (tests/container measures about 50 MiB).

@@ -7,7 +7,7 @@ Each target is `python -m n8n_a2a` in a process of its own against bench/stub_we
 per round, --sends blocking v1.0 SendMessage one after another over one keep-alive
 connection, and the adapter process's CPU over the round divided by the sends. Prints the
 median over --rounds rounds per target, after a warm-up round. Runs in the dev venv:
-`.venv/bin/python bench/traces.py --baseline ../main`.
+`.venv/bin/python bench/probes/traces.py --baseline ../main`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 import httpx
 from procs import cpu_seconds_of, free_port, stop
-
-BENCH = Path(__file__).resolve().parent
+from settings import BENCH, CHECKOUT
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Target:
     name: str
     environ: dict[str, str]
     #: The checkout `python -m n8n_a2a` runs: the current directory comes first on its path.
-    tree: Path = BENCH.parent
+    tree: Path = CHECKOUT
 
 
 class _Sink(BaseHTTPRequestHandler):

@@ -29,7 +29,7 @@ the count.
 
 Needs valgrind (Debian: apt-get install valgrind). Some 8 minutes per adapter at the
 default --sends: callgrind runs the adapter about 50 times slower. Runs in the dev venv:
-    .venv/bin/python bench/instructions.py --adapter before=/tmp/old-checkout
+    .venv/bin/python bench/probes/instructions.py --adapter before=/tmp/old-checkout
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 import httpx
 import trio
 from procs import free_port, pinned, settle, stop
@@ -368,7 +369,7 @@ def main() -> None:
     parser.add_argument("--cache-sim", action="store_true", help="also count LL cache misses")
     arguments = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        sys.exit("bench/instructions.py needs valgrind: apt-get install valgrind")
+        sys.exit("bench/probes/instructions.py needs valgrind: apt-get install valgrind")
     targets = [Target("n8n-a2a", "adapter", CHECKOUT), *arguments.adapter]
     with Stub() as webhook, Stub() as receiver:
         rows = {

@@ -14,7 +14,7 @@ each:
 Each prints the wall time of the send, the adapter's CPU seconds for it, its RSS when
 idle (after a small warm-up send) and its peak RSS (VmHWM) less that. These are
 figures, not a test: the exit status says only that the harness ran and the bytes came
-back whole. `.venv/bin/python bench/whole_file.py --adapter main=/work/main`.
+back whole. `.venv/bin/python bench/probes/whole_file.py --adapter main=/work/main`.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 from procs import cpu_seconds_of, rss_kib, settle
+from settings import CHECKOUT
 from targets import fresh_adapter
 from wire import A2A_HEADERS, post_request
 
-BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
 MEDIA = "application/octet-stream"
 
@@ -151,7 +152,7 @@ def main() -> None:
     parser.add_argument("--adapter", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--mib", type=int, default=20)
     arguments = parser.parse_args()
-    adapters = [("n8n-a2a", BENCH.parent)]
+    adapters = [("n8n-a2a", CHECKOUT)]
     for given in arguments.adapter:
         name, _, path = given.partition("=")
         adapters.append((name, Path(path).resolve()))

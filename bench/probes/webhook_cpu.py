@@ -19,15 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 import trio
+from settings import BENCH
 
 import n8n_a2a
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.config import Settings
 from n8n_a2a.core.contract import HttpReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
-
-BENCH = Path(__file__).resolve().parent
 
 
 async def _round(client: WebhookClient, calls: int, concurrency: int) -> float:

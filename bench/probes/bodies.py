@@ -16,7 +16,7 @@ bench/run starts it (targets.py), in front of bench/stub_webhook.py:
   process CPU time (less swayed by a busy machine than the wall clock), the best of 7
   timeit repeats of 20,000, in a fresh interpreter.
 
-`.venv/bin/python bench/bodies.py --adapter main=/work/main` for before and after.
+`.venv/bin/python bench/probes/bodies.py --adapter main=/work/main` for before and after.
 These are figures, not a test: the exit status says only that the harness ran.
 """
 
@@ -34,12 +34,13 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 from procs import cpu_seconds_of, pinned, rss_kib, settle
+from settings import BENCH, CHECKOUT
 from stub_webhook import SLOW_MARKER
 from targets import fresh_adapter
 from wire import A2A_HEADERS, post_request
 
-BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
 #: Room for the envelope in a 1 MiB body (the bound ADAPTER_MAX_BODY_BYTES had by default).
 _FILL = MIB - 1024
@@ -175,7 +176,7 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=5)
     parser.add_argument("--held", type=int, default=8)
     arguments = parser.parse_args()
-    adapters = [("n8n-a2a", BENCH.parent)]
+    adapters = [("n8n-a2a", CHECKOUT)]
     for given in arguments.adapter:
         name, _, path = given.partition("=")
         adapters.append((name, Path(path).resolve()))

@@ -19,7 +19,7 @@ a file of the size asked):
 
 The reply bound is raised for the run (ADAPTER_MAX_REPLY_BYTES where the checkout has
 it, else its constant). These are figures, not a test: the exit status says only that
-the harness ran. `.venv/bin/python bench/budget.py`
+the harness ran. `.venv/bin/python bench/probes/budget.py`
 """
 
 from __future__ import annotations
@@ -38,11 +38,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 from procs import free_port, rss_kib, settle, stop
+from settings import CHECKOUT
 from targets import Target, server_command
 from wire import A2A_HEADERS, http_get_status, post_request
 
-BENCH = Path(__file__).resolve().parent
 MIB = 1024 * 1024
 # Until the reply bound is a setting, the adapter runs with its constant raised.
 _LAUNCH = (
@@ -197,7 +198,7 @@ def promised(checkout: Path, webhook: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--adapter", metavar="PATH", default=str(BENCH.parent))
+    parser.add_argument("--adapter", metavar="PATH", default=str(CHECKOUT))
     parser.add_argument("--mib", type=int, default=20)
     parser.add_argument("--burst", type=int, default=16)
     parser.add_argument("--budget", type=int, default=64)
