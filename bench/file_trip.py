@@ -22,7 +22,7 @@ from typing import Any
 from figures import Sample
 from procs import cpu_seconds_of
 from stub_webhook import FILE_MARKER
-from wire import A2A_HEADERS, JSON_HEADERS, dechunked, post_request, rpc_body
+from wire import A2A_HEADERS, JSON_HEADERS, MESSAGE_ID, dechunked, fresh, post_request, rpc_body
 
 FILE_BYTES = 5 * 1024 * 1024
 MEDIA_TYPE = "application/octet-stream"
@@ -39,7 +39,7 @@ def send_body(content: bytes) -> bytes:
     """A v1.0 blocking SendMessage: the marker's text and the file."""
     file = {"raw": base64.b64encode(content).decode(), "mediaType": MEDIA_TYPE}
     parts = [{"text": FILE_MARKER.decode()}, {**file, "filename": "bench.bin"}]
-    message = {"role": "ROLE_USER", "messageId": "bench-file", "parts": parts}
+    message = {"role": "ROLE_USER", "messageId": MESSAGE_ID, "parts": parts}
     return rpc_body("SendMessage", {"message": message})
 
 
@@ -56,7 +56,8 @@ def post(port: int, path: str, body: bytes, headers: dict[str, str]) -> bytes:
     received = bytearray()
     with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
         try:
-            connection.sendall(post_request(path, body, {"Connection": "close", **headers}))
+            # A new message each trip: n8n-a2a runs a message sent again once.
+            connection.sendall(post_request(path, fresh(body), {"Connection": "close", **headers}))
             while not _complete(received) and (chunk := connection.recv(1 << 20)):
                 received += chunk
         except (BrokenPipeError, ConnectionResetError):

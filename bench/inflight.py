@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from wire import fresh
+
 
 @dataclass
 class Result:
@@ -86,7 +88,6 @@ async def run(
         + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         + f"Content-Length: {len(body)}\r\n\r\n"
     )
-    request = head.encode() + body
     result = Result(sent=count)
     # Connecting is timed apart: the clock starts when every request can go out at once.
     began = time.perf_counter()
@@ -103,6 +104,8 @@ async def run(
         elif attempt.exception() is not None:
             result.note_error(type(attempt.exception()).__name__)
         else:
+            # Each a new message: n8n-a2a runs a message sent again only once.
+            request = head.encode() + fresh(body)
             exchanges.append(
                 asyncio.ensure_future(_exchange(attempt.result(), request, expect, start))
             )

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -53,6 +54,7 @@ def wrk(
         "BENCH_A2A": "1" if load.a2a else "0",
         "BENCH_MAX_REQUESTS": str(max_requests),
         "BENCH_EXPECT": load.expect if stream else "",
+        "BENCH_RUN": uuid.uuid4().hex[:12],  # each run's messageIds its own (send.lua)
     }
     command = [
         "wrk",

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from figures import Sample
 from procs import cpu_seconds_of
 from stub_webhook import STREAM_ITEMS, STREAM_MARKER
-from wire import A2A_HEADERS, JSON_HEADERS, post_request, send_message_body, webhook_body
+from wire import A2A_HEADERS, JSON_HEADERS, fresh, post_request, send_message_body, webhook_body
 
 _STAMP = re.compile(rb"@(\d+);")
 
@@ -79,7 +79,8 @@ def _read_one(
     read_at: dict[int, int] = {}
     received = b""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-        connection.sendall(post_request(path, body, {"Connection": "close", **headers}))
+        # A new message each time (n8n-a2a runs one sent again once): wire.fresh.
+        connection.sendall(post_request(path, fresh(body), {"Connection": "close", **headers}))
         while to_close or len(read_at) < STREAM_ITEMS:
             data = connection.recv(65536)
             now = time.monotonic_ns()

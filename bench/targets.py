@@ -21,7 +21,7 @@ from pathlib import Path
 from loads import Load
 from procs import free_port, pinned, stop
 from settings import BENCH, Settings
-from wire import A2A_HEADERS, JSON_HEADERS, http_get_status, http_post
+from wire import A2A_HEADERS, JSON_HEADERS, fresh, http_get_status, http_post
 
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -183,7 +183,8 @@ def fresh_adapter(
 
 def check_answer(load: Load, body: bytes) -> None:
     """One request first: a target that answers wrongly would only be measured fast."""
-    _, reply = http_post(load.port, load.path, body, A2A_HEADERS if load.a2a else JSON_HEADERS)
+    headers = A2A_HEADERS if load.a2a else JSON_HEADERS
+    _, reply = http_post(load.port, load.path, fresh(body), headers)
     if load.expect.encode() not in reply or b'"ok"' not in reply:
         raise RuntimeError(f"unexpected answer on {load.url}: {reply[:300]!r}")
 
@@ -195,7 +196,7 @@ def streams(load: Load, say: Callable[[str], None]) -> bool:
     leaves its stream columns empty; any other wrong answer stops the bench, as on a
     blocking send."""
     assert load.stream_body_file is not None
-    body = load.stream_body_file.read_bytes()
+    body = fresh(load.stream_body_file.read_bytes())
     try:
         fields, reply = http_post(load.port, load.path, body, A2A_HEADERS)
     except TimeoutError:

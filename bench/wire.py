@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import uuid
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 A2A_HEADERS = {**JSON_HEADERS, "A2A-Version": "1.0"}
@@ -27,9 +28,21 @@ def rpc_body(method: str, params: dict[str, object]) -> bytes:
 REST_SEND_PATH = "/message:send"
 
 
+#: The messageId of every send body made here. n8n-a2a runs a message sent again once
+#: (its first task answers the retry: core/sent.py), so a client sending one body many
+#: times puts a new id in its place each time: `fresh` here, send.lua for wrk. As long as
+#: a uuid's hex, so that a body made new keeps its length (and its Content-Length).
+MESSAGE_ID = "bench-" + "0" * 26
+
+
+def fresh(body: bytes) -> bytes:
+    """The send body as a new message: its MESSAGE_ID replaced by a new one."""
+    return body.replace(f'"{MESSAGE_ID}"'.encode(), f'"{uuid.uuid4().hex}"'.encode(), 1)
+
+
 def _send_params(text: str) -> dict[str, object]:
-    """A v1.0 send's params; the same messageId every time (neither server minds)."""
-    return {"message": {"role": "ROLE_USER", "messageId": "bench-1", "parts": [{"text": text}]}}
+    """A v1.0 send's params, its messageId MESSAGE_ID (`fresh` makes each one new)."""
+    return {"message": {"role": "ROLE_USER", "messageId": MESSAGE_ID, "parts": [{"text": text}]}}
 
 
 def send_message_body(text: str, method: str = "SendMessage", push_url: str = "") -> bytes:

@@ -39,7 +39,7 @@ from procs import cpu_seconds_of, pinned, rss_kib, settle
 from settings import BENCH, CHECKOUT
 from stub_webhook import SLOW_MARKER
 from targets import fresh_adapter
-from wire import A2A_HEADERS, post_request
+from wire import A2A_HEADERS, MESSAGE_ID, fresh, post_request
 
 MIB = 1024 * 1024
 #: Room for the envelope in a 1 MiB body (the bound ADAPTER_MAX_BODY_BYTES had by default).
@@ -60,7 +60,7 @@ print(min(timeit.Timer(decode, timer=time.process_time).repeat(number=20000, rep
 
 
 def send(parts: Sequence[object], metadata: object = None) -> bytes:
-    message: dict[str, object] = {"role": "ROLE_USER", "messageId": "bench-1", "parts": parts}
+    message: dict[str, object] = {"role": "ROLE_USER", "messageId": MESSAGE_ID, "parts": parts}
     if metadata is not None:
         message["metadata"] = metadata
     request = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
@@ -112,7 +112,8 @@ def run_in(checkout: Path, code: str) -> str:
 def answered(port: int, body: bytes) -> str:
     """What one blocking send came to: the task's state, or the error's code."""
     with socket.create_connection(("127.0.0.1", port), timeout=120) as connection:
-        connection.sendall(post_request("/", body, {"Connection": "close", **A2A_HEADERS}))
+        sent = post_request("/", fresh(body), {"Connection": "close", **A2A_HEADERS})
+        connection.sendall(sent)
         received = b"".join(iter(lambda: connection.recv(65536), b""))
     document = json.loads(received.partition(b"\r\n\r\n")[2])
     if "error" in document:

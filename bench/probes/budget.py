@@ -42,7 +42,7 @@ import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 from procs import free_port, rss_kib, settle, stop
 from settings import CHECKOUT
 from targets import Target, server_command
-from wire import A2A_HEADERS, http_get_status, post_request
+from wire import A2A_HEADERS, MESSAGE_ID, fresh, http_get_status, post_request
 
 MIB = 1024 * 1024
 # Until the reply bound is a setting, the adapter runs with its constant raised.
@@ -97,7 +97,7 @@ def send(text: str, file_size: int = 0) -> bytes:
         parts.append(
             {"raw": entry["base64"], "filename": entry["name"], "mediaType": entry["mediaType"]}
         )
-    message = {"role": "ROLE_USER", "messageId": "bench", "parts": parts}
+    message = {"role": "ROLE_USER", "messageId": MESSAGE_ID, "parts": parts}
     request = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
     return json.dumps(request, separators=(",", ":")).encode()
 
@@ -105,7 +105,8 @@ def send(text: str, file_size: int = 0) -> bytes:
 def answered(port: int, body: bytes) -> str:
     """What one blocking send came to: the task's state, or the error's code."""
     with socket.create_connection(("127.0.0.1", port), timeout=300) as connection:
-        connection.sendall(post_request("/", body, {"Connection": "close", **A2A_HEADERS}))
+        sent = post_request("/", fresh(body), {"Connection": "close", **A2A_HEADERS})
+        connection.sendall(sent)
         received = b"".join(iter(lambda: connection.recv(1 << 20), b""))
     document = json.loads(received.partition(b"\r\n\r\n")[2])
     if "error" in document:

@@ -51,7 +51,14 @@ import trio
 from procs import free_port, pinned, settle, stop
 from settings import BENCH, CHECKOUT
 from targets import Target, server_command
-from wire import A2A_HEADERS, REST_SEND_PATH, http_get_status, rest_send_body, send_message_body
+from wire import (
+    A2A_HEADERS,
+    REST_SEND_PATH,
+    fresh,
+    http_get_status,
+    rest_send_body,
+    send_message_body,
+)
 
 SERVER_CORE, CLIENT_CORE = "0", "1"
 #: The goal: at most this many million instructions a blocking send, at every load.
@@ -124,7 +131,9 @@ async def _send_all(port: int, load: Load) -> None:
             while left > 0:
                 left -= 1
                 reply = await client.post(
-                    f"http://127.0.0.1:{port}{load.path}", content=load.body, headers=A2A_HEADERS
+                    f"http://127.0.0.1:{port}{load.path}",
+                    content=fresh(load.body),
+                    headers=A2A_HEADERS,
                 )
                 if reply.status_code == 404:
                     raise NotServed(load.name)
