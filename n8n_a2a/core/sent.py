@@ -58,10 +58,14 @@ def fingerprint(message: Message) -> str:
         message.context_id,
         [_part(part) for part in message.parts],
     ]
-    _feed(digest, json.dumps(shape, sort_keys=True, separators=(",", ":")).encode())
+    _feed(digest, _CANONICAL.encode(shape).encode())
     for file in files:
         _feed(digest, file.content or b"")
     return digest.hexdigest()
+
+
+#: One encoder for every fingerprint: json.dumps makes a new one for any non-default option.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def retried(first: Sent, again: Sent) -> str:

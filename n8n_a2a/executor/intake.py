@@ -53,17 +53,24 @@ class Intake:
         self._push = push
 
     async def receive(self, operation: SendMessage, caller: Caller) -> Task | Retried:
-        """The send's task (see `_take`), or its first sending's if it was sent before."""
+        """The send's task (see `_take`), or its first sending's if it was sent before.
+
+        Taken in first, looked up only when that fails: a new message (nearly every one)
+        costs no lookup, since the store refuses one it remembers (AlreadySent). A message
+        naming a task that takes no message now may be a retry of the message that moved
+        it on: only then is it looked up."""
         message = operation.message
         check_ids(message)
         again = sent(message, caller.owner)
-        first = await self._tasks.sent(caller.owner, message.message_id)
-        if first is not None:
-            return Retried(retried(first, again))
         try:
             return await self._take(operation, caller, again)
         except AlreadySent as taken:
             return Retried(retried(taken.first, again))
+        except A2AError:
+            first = await self._tasks.sent(caller.owner, message.message_id)
+            if first is None:
+                raise
+            return Retried(retried(first, again))
 
     async def _take(self, operation: SendMessage, caller: Caller, again: Sent) -> Task:
         """The send's task (see `_submit`), with the push config the send carries held
