@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.errors import A2AError, quoted_id
-from ..protocol.model import Message, Part
+from ..protocol.model import Message, Part, PartKind, Role
 from .owners import Owner
 
 
@@ -47,21 +47,27 @@ def sent(message: Message, owner: Owner) -> Sent:
 
 
 def fingerprint(message: Message) -> str:
-    """A digest of what makes the message that message (the module's docstring says what):
-    its JSON values in one canonical text, then each file's bytes, each with its length
-    first, so that no two messages feed the same bytes."""
+    """A digest of what makes the message that message (the module's docstring says what).
+
+    Text alone (nearly every message) is the repr of its strings: canonical, and C code.
+    Any other part makes it JSON with sorted keys, then each file's bytes, each with its
+    length first. The two begin differently: no two messages feed the same bytes."""
+    parts = message.parts
+    texts = tuple(part.text for part in parts if part.kind is PartKind.TEXT and _bare(part))
+    ids = (message.role is Role.AGENT, message.task_id, message.context_id)
+    if len(texts) == len(parts):
+        canonical = repr((ids, texts)).encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(canonical, digest_size=16).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
-    files = [part.file for part in message.parts if part.file is not None]
-    shape = [
-        message.role.value,
-        message.task_id,
-        message.context_id,
-        [_part(part) for part in message.parts],
-    ]
-    _feed(digest, _CANONICAL.encode(shape).encode())
-    for file in files:
-        _feed(digest, file.content or b"")
+    _feed(digest, _CANONICAL.encode([*ids, [_part(part) for part in parts]]).encode())
+    for part in parts:
+        if part.file is not None:
+            _feed(digest, part.file.content or b"")
     return digest.hexdigest()
+
+
+def _bare(part: Part) -> bool:
+    return part.metadata is None and part.data is None and part.file is None
 
 
 #: One encoder for every fingerprint: json.dumps makes a new one for any non-default option.

@@ -38,7 +38,7 @@ from ..store import TaskEvents
 from ..webhook.client import WebhookRequest
 from ..webhook.reading import Relay, ReplyRoom
 from . import call_events as steps
-from .call import Call
+from .call import Call, Phase
 from .config import ExecutorConfig
 from .recorder import TaskRecorder
 from .reports import TurnReporter
@@ -277,7 +277,8 @@ class CallRunner:
         event: steps.Event | None = None
         with running.scope:
             event = await self._await(running, action)
-        running.scope = trio.CancelScope()
+        if running.call.phase is not Phase.CALLING:  # the workflow's call is the last one
+            running.scope = trio.CancelScope()  # (a scope is entered once; none is free)
         if event is None:  # cut
             seconds = trio.current_time() - started
             return steps.CutOff(seconds if isinstance(action, steps.CallWorkflow) else None)

@@ -34,7 +34,7 @@ class TurnReporter:
         outcome = task.metadata.get("outcome")
         if outcome is None:  # only if the adapter itself is being torn down mid-call
             return
-        self._metrics.task_finished(Outcome(outcome))
+        self._metrics.task_finished(outcome)
         if webhook_seconds is not None:
             self._metrics.webhook_answered(webhook_seconds)
         fields = {
@@ -60,7 +60,7 @@ class TurnReporter:
 
     def lost(self, task: Task) -> None:
         """A task ended LOST: the replica running it stopped renewing its lease."""
-        self._metrics.task_finished(Outcome.LOST)
+        self._metrics.task_finished(Outcome.LOST.value)
         fields = {
             "event": "task",
             "task_id": task.id,

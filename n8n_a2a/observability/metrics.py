@@ -102,8 +102,10 @@ class Metrics:
             "Turns of tasks that ended, by outcome (INPUT_REQUIRED: the task waits for input).",
             ("outcome",),
         )
-        # Every outcome shows, at 0 until it happens; each is counted under its key.
-        self._by_outcome = {outcome: (outcome.value,) for outcome in Outcome}
+        # Every outcome shows, at 0 until it happens; each is counted under its key, found
+        # by its value as a task's metadata holds it (no Enum made, no Enum hashed: a turn's
+        # end counts one).
+        self._by_outcome = {outcome.value: (outcome.value,) for outcome in Outcome}
         for labels in self._by_outcome.values():
             self._tasks.show(labels)
         self._latency = Histogram(
@@ -181,7 +183,8 @@ class Metrics:
         )
         self._gauges += (Gauge(*gauge) for gauge in gauges)
 
-    def task_finished(self, outcome: Outcome) -> None:
+    def task_finished(self, outcome: str) -> None:
+        """A turn ended with `outcome`, an Outcome's value."""
         self._tasks.values[self._by_outcome[outcome]] += 1
 
     def webhook_answered(self, seconds: float) -> None:

@@ -261,6 +261,20 @@ def _check_finals(events: list[Result], what: str) -> None:
         assert finals == [False] * (len(finals) - 1) + [True], f"{what}: final flags {finals}"
 
 
+def check_retry(result: Result, stub: StubWebhook) -> None:
+    """One message sent twice, then streamed (docs/calling.md, Sending a message again):
+    each answered by its first sending's task, and the workflow called once."""
+    first = _task(result["first"], "the first sending")
+    assert (first["state"], first["outcome"]) == ("completed", "ANSWERED")
+    again = _task(result["again"], "the same message sent again")
+    assert again == first
+    events = _events(result["streamedAgain"], "the same message streamed")
+    # Its turn over: the task as it stands, and the stream ends.
+    assert _shown(events) == [("task", "completed")]
+    assert events[0]["taskId"] == first["id"]
+    assert [(r.json["taskId"], r.json["text"]) for r in stub.received] == [(first["id"], ANSWER)]
+
+
 def check_streams(result: Result, stub: StubWebhook) -> None:
     """Every outcome by streaming send: the task, `working`, the answer, the terminal status;
     and a quiet stream, whose keep-alive comments the client must skip."""

@@ -81,6 +81,15 @@ async def test_every_outcome(
     matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
 
 
+@pytest.mark.parametrize("mode", _modes(" retries"))
+async def test_a_message_sent_again_is_its_first_task(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(client_dir, adapter, mode, "retry", matrix.ANSWER)
+    matrix.note_runtime(request, result)
+    matrix.check_retry(result, stub)
+
+
 @pytest.mark.parametrize("mode", PARAMS)
 async def test_cancel(
     client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest

@@ -63,6 +63,15 @@ async def test_cancel(
     )
 
 
+@pytest.mark.client("a2a-sdk (Python)", VERSION, "v0.3 retries")
+async def test_a_message_sent_again_is_its_first_task(
+    python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest
+) -> None:
+    result = await _drive(python, adapter, "retry", matrix.ANSWER)
+    matrix.note_runtime(request, result)
+    matrix.check_retry(result, stub)
+
+
 @conformance
 async def test_every_outcome_streamed(
     python: Path, adapter: str, stub: StubWebhook, request: pytest.FixtureRequest

@@ -12,8 +12,8 @@ def test_every_outcome_shows_at_zero_before_any_task_ends() -> None:
     metrics = Metrics()
     for outcome in Outcome:
         assert counted(metrics, "n8n_a2a_tasks_total", outcome=outcome.value) == 0
-    metrics.task_finished(Outcome.ANSWERED)
-    metrics.task_finished(Outcome.ANSWERED)
+    metrics.task_finished(Outcome.ANSWERED.value)
+    metrics.task_finished(Outcome.ANSWERED.value)
     assert counted(metrics, "n8n_a2a_tasks_total", outcome="ANSWERED") == 2
     assert counted(metrics, "n8n_a2a_tasks_total", outcome="TIMEOUT") == 0
 

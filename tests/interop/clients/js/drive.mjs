@@ -320,8 +320,18 @@ async function parts(client, [sentJson]) {
   return { sent, streamed: { artifacts, state } };
 }
 
+// The same message (one messageId) sent twice, blocking then streamed: one workflow run,
+// both answered by the first sending's task.
+async function retry(client, [text]) {
+  const once = message(text);
+  const first = await outcome(sendMessage(client, once));
+  const again = await outcome(sendMessage(client, once));
+  const streamedAgain = await stream(client.sendMessageStream({ message: once }));
+  return { first, again, streamedAgain };
+}
+
 const SCENARIOS = {
-  conversation, cancel, stream: streamed, subscribe, isolation, push, parts, payloads,
+  conversation, cancel, stream: streamed, subscribe, isolation, push, parts, payloads, retry,
 };
 
 async function main() {

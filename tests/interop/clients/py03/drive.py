@@ -281,6 +281,17 @@ async def subscribe(client: BaseClient, polling: BaseClient, hold_text: str) -> 
     }
 
 
+async def retry(polling: BaseClient, streaming: BaseClient, text: str) -> JSON:
+    """The same message (one messageId) sent twice, blocking, then streamed: one workflow
+    run, each answered by the first sending's task."""
+    once = _message(text)
+    return {
+        "first": await _outcome(_sent(polling, once)),
+        "again": await _outcome(_sent(polling, once)),
+        "streamedAgain": await _stream(streaming.send_message(once)),
+    }
+
+
 def _client(config: ClientConfig, card: Any) -> BaseClient:
     client = ClientFactory(config).create(card)
     # The factory's declared type is the abstract Client, which in 0.3 lacks the
@@ -314,6 +325,8 @@ async def main(base_url: str, token: str, scenario: str, texts: list[str]) -> JS
             result |= await drive_payloads.run(polling, streaming, json.loads(texts[0]))
         elif scenario == "stream":
             result |= await stream(streaming, texts)
+        elif scenario == "retry":
+            result |= await retry(polling, streaming, *texts)
         else:
             result |= await subscribe(streaming, polling, *texts)
         # Closing a client closes its httpx client: the `async with` does it for both.
