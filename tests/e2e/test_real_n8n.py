@@ -78,6 +78,22 @@ async def test_the_agent_answers_from_its_stock_and_sees_the_context(
     assert task["history"][1]["parts"] == [{"text": answer_of(task)}]
 
 
+async def test_a_message_sent_again_places_one_order(n8n: N8n, start_adapter: StartAdapter) -> None:
+    """n8n/workflows/orders.json counts each of its runs in its static data: a message
+    sent again (its answer lost, say) is its first task, and the workflow ran once."""
+    adapter = await start_adapter(n8n.webhook("orders"))
+    order = send_v1("30 pallets of flour")
+    first: dict[str, Any] = (await rpc(adapter, order, V1))["result"]["task"]
+    placed = answer_of(first)
+    assert placed.startswith("order ") and placed.endswith(" placed: 30 pallets of flour")
+    again: dict[str, Any] = (await rpc(adapter, order, V1))["result"]["task"]
+    assert (again["id"], answer_of(again)) == (first["id"], placed)
+    # A new message is a new run: the count goes on from the first order's, by one.
+    count = int(placed.split()[1])
+    other = await send(adapter, "8 pallets of rice")
+    assert answer_of(other) == f"order {count + 1} placed: 8 pallets of rice"
+
+
 async def test_the_agent_over_v03(n8n: N8n, start_adapter: StartAdapter) -> None:
     adapter = await start_adapter(n8n.webhook(AGENT))
     task = (await rpc(adapter, send_v03("5 pallets of sugar?")))["result"]

@@ -67,6 +67,16 @@ async def subscribe(url: str, task_id: str) -> list[StreamResponse]:
     return await with_client(url, work, streaming=True)
 
 
+async def send_message_to(url: str, message: Message, answers: list[Task]) -> None:
+    """Send this very message (its messageId as it is), blocking; its task to `answers`."""
+
+    async def work(client: Client) -> Task:
+        [event] = [e async for e in client.send_message(SendMessageRequest(message=message))]
+        return event.task
+
+    answers.append(await with_client(url, work))
+
+
 def outcome(task: Task) -> str:
     return str(task.metadata["outcome"]) if "outcome" in task.metadata else ""
 
@@ -134,6 +144,28 @@ async def test_any_replica_answers_polls_cancels_and_streams_another_ones_task(
         return [t.id for t in page.tasks]
 
     assert set(await with_client(b.url, listed)) == {sent.id, held.id, running.id}
+
+
+async def test_one_message_sent_to_both_replicas_at_once_runs_the_workflow_once(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    """A retry racing its first sending (a load balancer that failed over, a client that
+    sent again at once), each to another replica: one task, one workflow call, and both
+    answered with it. Three rounds, each with its own message."""
+    a, b = await two(replicas, stub, postgres_url, tmp_path)
+    for round_ in range(3):
+        message = Message(
+            role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text="sleep:0.3")]
+        )
+        answers: list[Task] = []
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(send_message_to, a.url, message, answers)
+                nursery.start_soon(send_message_to, b.url, message, answers)
+        assert [answer.status.state for answer in answers] == [TaskState.TASK_STATE_COMPLETED] * 2
+        assert answers[0].id == answers[1].id, round_
+        calls = [r.json["taskId"] for r in stub.received if r.json["taskId"] == answers[0].id]
+        assert calls == [answers[0].id], round_
 
 
 async def test_a_replica_killed_mid_call_leaves_its_task_lost_not_working(
