@@ -4,7 +4,7 @@ by two at once, and gone with the task."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import trio
@@ -13,12 +13,18 @@ from n8n_a2a.core.changes import Change
 from n8n_a2a.core.errors import AlreadySent
 from n8n_a2a.core.sent import Sent
 from n8n_a2a.protocol.errors import A2AError
-from n8n_a2a.protocol.model import Message, Part, Role, TaskState
+from n8n_a2a.protocol.model import Message, Part, Role, Task, TaskState
 from tests.support.store_tasks import StoreFactory, Ticking, answer, new_task, waiting
 
 
 def sent(message_id: str, owner: str | None = None, fingerprint: str = "f-1") -> Sent:
     return Sent(owner, message_id, fingerprint)
+
+
+def next_turn(asked: Task, now: datetime) -> Change:
+    """The caller's answer to `asked`'s question, m-3, remembered with the move."""
+    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
+    return Change(TaskState.SUBMITTED, now, history=(reply,), sent=sent("m-3"))
 
 
 async def test_a_message_is_found_by_its_owner_and_id_alone(make_store: StoreFactory) -> None:
@@ -53,8 +59,7 @@ async def test_a_next_turns_message_is_remembered_with_its_move(make_store: Stor
     clock = Ticking()
     store = make_store(clock=clock)
     asked = await waiting(store, clock)
-    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
-    turn = Change(TaskState.SUBMITTED, clock(), history=(reply,), sent=sent("m-3"))
+    turn = next_turn(asked, clock())
     moved = await store.move(asked.id, asked.version, turn)
     assert moved is not None
     assert await store.sent(None, "m-3") == Sent(None, "m-3", "f-1", asked.id)
@@ -68,8 +73,7 @@ async def test_a_move_whose_message_was_sent_before_moves_nothing(
     other = new_task(clock)
     await store.create(other, sent("m-3"))
     asked = await waiting(store, clock)
-    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
-    turn = Change(TaskState.SUBMITTED, clock(), history=(reply,), sent=sent("m-3"))
+    turn = next_turn(asked, clock())
     with pytest.raises(AlreadySent) as taken:
         await store.move(asked.id, asked.version, turn)
     assert taken.value.first.task_id == other.id
@@ -80,8 +84,7 @@ async def test_a_move_that_lost_remembers_nothing(make_store: StoreFactory) -> N
     clock = Ticking()
     store = make_store(clock=clock)
     asked = await waiting(store, clock)
-    reply = Message("m-3", Role.USER, (Part("flour"),), asked.id, asked.context_id)
-    turn = Change(TaskState.SUBMITTED, clock(), history=(reply,), sent=sent("m-3"))
+    turn = next_turn(asked, clock())
     assert await store.move(asked.id, asked.version - 1, turn) is None
     assert await store.sent(None, "m-3") is None
 
