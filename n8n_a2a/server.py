@@ -19,7 +19,7 @@ from .config import Settings
 from .executor import Drained, Executor, ExecutorConfig
 from .executor.reaper import keep_leases
 from .http.descriptors import fit_file_limit
-from .http.hypercorn_seam import serve_http
+from .http.hypercorn_seam import ServedConfig, serve_http
 from .observability.metrics import Metrics
 from .protocol.versions import SUPPORTED
 from .push.deliverer import Deliverer
@@ -101,7 +101,7 @@ def _store_config(settings: Settings, metrics: Metrics, budget: MemoryBudget) ->
 
 def hypercorn_config(settings: Settings) -> Config:
     """Hypercorn's settings for the adapter's connections."""
-    config = Config()
+    config = ServedConfig()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
     # Hypercorn's default listen backlog is 100: a burst of more new connections than

@@ -34,11 +34,7 @@ class Sent:
     owner: Owner
     message_id: str
     fingerprint: str
-    task_id: str = ""
-
-    def to(self, task_id: str) -> Sent:
-        """The same message, as the turn of `task_id`."""
-        return Sent(self.owner, self.message_id, self.fingerprint, task_id)
+    task_id: str = ""  # "": not known yet (a message being taken in)
 
 
 def sent(message: Message, owner: Owner) -> Sent:

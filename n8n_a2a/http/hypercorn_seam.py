@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -87,6 +88,21 @@ from .timer import ConnectionTimer
 logger = logging.getLogger(__name__)
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
+
+
+class ServedConfig(Config):
+    """hypercorn's Config, its response headers made once a second, not for each response:
+    hypercorn writes its Date header anew for every one (time.gmtime and a format), the
+    same text for a whole second. The headers are hypercorn's own, in its order."""
+
+    _made_at: tuple[int, str] | None = None  # the second and protocol they were made for
+    _made: tuple[tuple[bytes, bytes], ...] = ()
+
+    def response_headers(self, protocol: str) -> list[tuple[bytes, bytes]]:
+        made_at = (int(time.time()), protocol)
+        if made_at != self._made_at:
+            self._made_at, self._made = made_at, tuple(super().response_headers(protocol))
+        return list(self._made)  # a list of its own: a caller may extend it
 
 
 async def serve_http(

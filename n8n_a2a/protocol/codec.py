@@ -186,5 +186,14 @@ class Codec:
 
 
 def _timestamp(moment: datetime) -> str:
-    """ISO 8601 in UTC with milliseconds and a Z, as the SDKs write it."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """ISO 8601 in UTC with milliseconds and a Z, as the SDKs write it. By %-format, not
+    strftime: every answer writes one, and strftime costs twice (glibc's, and its tzset)."""
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 - the cheapest here
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond // 1000,
+    )

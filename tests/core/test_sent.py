@@ -84,16 +84,15 @@ def test_a_text_message_is_told_from_any_other(other: Message) -> None:
 def test_what_is_remembered_is_the_owners_message() -> None:
     remembered = sent(MESSAGE, "o-1")
     assert remembered == Sent("o-1", "m-1", fingerprint(MESSAGE))
-    assert remembered.to("t-9") == Sent("o-1", "m-1", fingerprint(MESSAGE), "t-9")
 
 
 def test_a_message_sent_again_is_its_first_task() -> None:
-    first = sent(MESSAGE, None).to("t-9")
+    first = Sent(None, "m-1", fingerprint(MESSAGE), "t-9")
     assert retried(first, sent(MESSAGE, None)) == "t-9"
 
 
 def test_another_message_under_the_same_id_is_refused_naming_the_task() -> None:
-    first = sent(MESSAGE, None).to("t-9")
+    first = Sent(None, "m-1", fingerprint(MESSAGE), "t-9")
     other = sent(replace(MESSAGE, parts=(Part("order 31 pallets"),)), None)
     with pytest.raises(A2AError) as refused:
         retried(first, other)

@@ -13,7 +13,10 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 import n8n_a2a.http
+from n8n_a2a.http import hypercorn_seam
 from n8n_a2a.http.connection import Connection
 
 HYPERCORN = importlib.metadata.version("hypercorn")
@@ -54,6 +57,8 @@ CALLED = {
     ("hypercorn.trio.lifespan", "Lifespan.wait_for_shutdown"): ("", True),
     ("hypercorn.app_wrappers", "ASGIWrapper"): ("app", False),
     ("hypercorn.utils", "repr_socket_addr"): ("family, address", False),
+    # Overridden by ServedConfig, which calls it once a second.
+    ("hypercorn.config", "Config.response_headers"): ("protocol", False),
 }
 
 
@@ -251,3 +256,26 @@ def test_the_seams_read_loop_is_hypercorns_less_its_timeout_per_read() -> None:
     # Which the adapter's config leaves as hypercorn has it: off.
     assert Config().read_timeout is None
     assert "config.read_timeout" not in inspect.getsource(hypercorn_config)
+
+
+def test_the_response_headers_are_hypercorns_made_once_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import wsgiref.handlers
+
+    from hypercorn.config import Config
+
+    now = [1764820950.2]
+    monkeypatch.setattr("n8n_a2a.http.hypercorn_seam.time.time", lambda: now[0])
+    monkeypatch.setattr("hypercorn.config.time", lambda: now[0])
+    served = hypercorn_seam.ServedConfig()
+    first = served.response_headers("h11")
+    assert first == Config().response_headers("h11")
+    assert (b"date", wsgiref.handlers.format_date_time(now[0]).encode()) in first
+    first.append((b"x", b"y"))  # the caller's own list
+    now[0] += 0.7
+    assert served.response_headers("h11") == first[:-1]  # the same second: made before
+    now[0] += 0.4
+    later = served.response_headers("h11")
+    assert later == Config().response_headers("h11") != first[:-1]
+    assert served.response_headers("h2") == Config().response_headers("h2")

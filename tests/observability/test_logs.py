@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,6 +24,20 @@ def test_json_puts_the_fields_at_the_top_level() -> None:
     assert (line["level"], line["logger"]) == ("INFO", "n8n_a2a.executor")
     assert (line["task_id"], line["webhook_status"]) == ("t-1", None)
     assert line["time"].endswith("+00:00")
+
+
+@pytest.mark.parametrize(
+    "created",
+    [0.0, 1764820950.1995, 1764820950.9999996, 1764820950.9995, 1764820951.0005, 951782400.5],
+)
+def test_a_lines_time_is_the_datetimes_to_the_millisecond(created: float) -> None:
+    """Its second written once a second, a line's time reads as the datetime writes it."""
+    formatter = JsonFormatter()
+    for moment in (created - 1, created, created):  # a new second, then the same one
+        made = record()
+        made.created = moment
+        expected = datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+        assert json.loads(formatter.format(made))["time"] == expected
 
 
 def test_text_appends_the_fields_as_pairs() -> None:

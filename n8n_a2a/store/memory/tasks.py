@@ -46,7 +46,8 @@ class MemoryTaskStore:
         self._clock = clock
         self._max_page_bytes = max_page_bytes
         self._payloads = payloads
-        self._sent: dict[tuple[Owner, str], Sent] = {}  # by owner and messageId
+        # By owner and messageId: the fingerprint and the task (a Sent made only when asked).
+        self._sent: dict[tuple[Owner, str], tuple[str, str]] = {}
         self._sent_to: dict[str, list[tuple[Owner, str]]] = {}  # their keys, by task
 
     def __len__(self) -> int:
@@ -55,19 +56,20 @@ class MemoryTaskStore:
     async def create(self, task: Task, sent: Sent | None = None) -> None:
         self._make_room()
         if sent is not None:
-            self._remember(sent.to(task.id))
+            self._remember(sent, task.id)
         self._tasks[task.id] = task
 
     async def sent(self, owner: Owner, message_id: str) -> Sent | None:
-        return self._sent.get((owner, message_id))
+        found = self._sent.get((owner, message_id))
+        return None if found is None else Sent(owner, message_id, *found)
 
-    def _remember(self, sent: Sent) -> None:
+    def _remember(self, sent: Sent, task_id: str) -> None:
         key = (sent.owner, sent.message_id)
         first = self._sent.get(key)
         if first is not None:
-            raise AlreadySent(first)
-        self._sent[key] = sent
-        self._sent_to.setdefault(sent.task_id, []).append(key)
+            raise AlreadySent(Sent(sent.owner, sent.message_id, *first))
+        self._sent[key] = (sent.fingerprint, task_id)
+        self._sent_to.setdefault(task_id, []).append(key)
 
     async def get(self, task_id: str) -> Task:
         try:
@@ -81,7 +83,7 @@ class MemoryTaskStore:
             return None
         check_move(task_id, task.status.state, change.state)
         if change.sent is not None:
-            self._remember(change.sent.to(task_id))
+            self._remember(change.sent, task_id)
         events = change_events(task.id, task.context_id, task.version, change)
         last = events[-1]
         assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
