@@ -3,6 +3,7 @@ the doubts worth a line at start."""
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
@@ -168,8 +169,46 @@ def _check_the_card_signing(present: set[str], problems: dict[str, str]) -> None
             problems[name] = "is only used with ADAPTER_CARD_SIGNING_KEY"
 
 
-def doubts(settings: Settings) -> tuple[Problem, ...]:
+def doubts(settings: Settings, environ: Mapping[str, str] = os.environ) -> tuple[Problem, ...]:
     """What loads but is likely wrong: worth a warning, not a refusal."""
+    return (*_port_doubt(settings), *_test_url_doubt(settings), *_unknown_variables(environ))
+
+
+#: n8n's test webhooks live under this path (its N8N_ENDPOINT_WEBHOOK_TEST's default).
+_TEST_WEBHOOK_PATH = "/webhook-test/"
+
+
+def _test_url_doubt(settings: Settings) -> tuple[Problem, ...]:
+    """n8n's test URL, the classic first mistake: it answers one run, and only while the
+    editor waits for it; every other call is a 404 whose hint says to click a button."""
+    if _TEST_WEBHOOK_PATH not in urlsplit(settings.webhook_url).path:
+        return ()
+    return (
+        Problem(
+            "ADAPTER_WEBHOOK_URL",
+            "is n8n's test URL (/webhook-test/), which answers one run, and only while the "
+            "editor waits for it ('Execute workflow'): publish the workflow and use its "
+            "Production URL (/webhook/...)",
+        ),
+    )
+
+
+def _unknown_variables(environ: Mapping[str, str]) -> tuple[Problem, ...]:
+    """ADAPTER_* variables the adapter does not know: a typo is otherwise silently ignored."""
+    known = {variable.name for variable in VARIABLES} | RETIRED.keys()
+    unknown = sorted(name for name in environ if name.startswith("ADAPTER_") and name not in known)
+    return tuple(Problem(name, _not_a_variable(name, known)) for name in unknown)
+
+
+def _not_a_variable(name: str, known: set[str]) -> str:
+    # Matched without the prefix they all share, which would make any name look close.
+    prefix = len("ADAPTER_")
+    close = difflib.get_close_matches(name[prefix:], sorted(k[prefix:] for k in known), n=1)
+    meant = f" (did you mean ADAPTER_{close[0]}?)" if close else ""
+    return f"is no variable of the adapter's, and is ignored{meant}; `n8n-a2a --help` lists them"
+
+
+def _port_doubt(settings: Settings) -> tuple[Problem, ...]:
     public = urlsplit(settings.public_url)
     port = public.port or (443 if public.scheme == "https" else 80)
     # A card naming this machine is a trial on it, where a client dialling another port

@@ -27,7 +27,7 @@ from ..protocol.errors import NotJSON
 from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes
 from ..protocol.model import Part
 from .attachments import cleaned, data_of, files_of
-from .sanitising import cut, redact, repair
+from .sanitising import cut, markup_free, redact, repair
 from .too_large import size_refusal
 
 #: How much of an off-contract or error reply is shown in the task, in characters.
@@ -387,6 +387,8 @@ def _excerpt(reply: HttpReply) -> tuple[str, bool]:
         text, repaired = decoder.decode(reply.body, final=not reply.truncated), False
     except UnicodeDecodeError:
         text, repaired = reply.body.decode("utf-8", errors="replace"), True
+    if "html" in reply.content_type.lower():  # a page (a 404's): its text, as one reads it
+        text = markup_free(text)
     return cut(redact(text, reply.subject_token), RAW_EXCERPT_CHARS), repaired
 
 

@@ -8,6 +8,7 @@ caller's message or a workflow's answer is never cut (core/retention.py).
 from __future__ import annotations
 
 import bisect
+import html
 import re
 from array import array
 
@@ -16,6 +17,11 @@ REDACTED = "[redacted]"
 # How one character of a token can be written where a workflow might echo it: as a
 # JSON \u escape (any case of hex), a JSON-escaped slash, or percent-encoded (URLs).
 _ESCAPED_CHAR = re.compile(r"\\u([0-9A-Fa-f]{4})|\\(/)|%([0-9A-Fa-f]{2})")
+# An HTML page's markup: a script or style with its content, a comment, a tag.
+_MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.S | re.I)
+#: How much of a page is read for its text: an excerpt's worth, many times over, and no
+#: more (a reply may be megabytes; the regex must not read them all).
+MARKUP_WINDOW = 16_000
 # A surrogate code point alone: JSON's "\ud83d" decodes to one; UTF-8 cannot encode it.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -70,6 +76,14 @@ def repair(text: str) -> tuple[str, bool]:
     """The text with each lone surrogate replaced by U+FFFD, and whether there was one."""
     repaired, count = _SURROGATE.subn("\ufffd", text)
     return repaired, count > 0
+
+
+def markup_free(page: str) -> str:
+    """The text of an HTML page's first MARKUP_WINDOW characters, as a person reads it: no
+    tags, scripts, styles or comments, its entities read, its whitespace one space. A
+    webserver's 404 page ("<!DOCTYPE html>...<pre>Cannot POST /x</pre>...") becomes
+    "Error Cannot POST /x"."""
+    return " ".join(html.unescape(_MARKUP.sub(" ", page[:MARKUP_WINDOW])).split())
 
 
 def cut(text: str, limit: int) -> str:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import logging
 
 from ..core.contract import Outcome
+from ..core.sanitising import cut
 from ..observability.metrics import Metrics
 from ..observability.spans import Span
 from ..protocol.model import Role, Task, TaskState
 from .call_events import Report
+
+#: How much of a failed turn's reason its log line carries.
+REASON_CHARS = 300
 
 # The executor's one logger, whichever of its rooms logs: the name its log lines have
 # always carried, which operators filter on.
@@ -47,6 +51,10 @@ class TurnReporter:
             "webhook_status": webhook_status,
             "webhook_ms": None if webhook_seconds is None else round(webhook_seconds * 1000, 1),
         }
+        message = task.status.message
+        if task.status.state is TaskState.FAILED and message is not None:
+            # Why, as the caller reads it (the token never in it): the operator sees it too.
+            fields["reason"] = cut(message.text, REASON_CHARS)
         logger.info("task %s %s", task.status.state.value, outcome, extra={"fields": fields})
 
     def call_ended(self, report: Report, span: Span | None) -> None:

@@ -14,9 +14,8 @@
   in a byte at a time. Its keep-alive timer also runs while a request's head arrives.
 - It shields every send from cancellation, so a client that stops taking a response
   holds its connection, and shutdown, for ever.
-- It has no connection limit: at the file limit accept(2) fails, and new clients wait
-  unanswered in the listen backlog (trio.serve_listeners logs each failure, with its
-  traceback, ten times a second).
+- It has no connection limit: at the file limit accept(2) fails and new clients wait
+  in the listen backlog (trio.serve_listeners logs each failure ten times a second).
 
 And its HTTP/1.1 protocol switches a connection to HTTP/2 on the prior-knowledge preface
 or `Upgrade: h2c` (H11Protocol raises H2ProtocolAssumedError or H2CProtocolRequiredError,
@@ -91,9 +90,8 @@ ShutdownTrigger = Callable[[], Awaitable[None]]
 
 
 class ServedConfig(Config):
-    """hypercorn's Config, its response headers made once a second, not for each response:
-    hypercorn writes its Date header anew for every one (time.gmtime and a format), the
-    same text for a whole second. The headers are hypercorn's own, in its order."""
+    """hypercorn's Config, its response headers (its own, in its order) made once a second:
+    hypercorn writes the same Date anew for each response (time.gmtime and a format)."""
 
     _made_at: tuple[int, str] | None = None  # the second and protocol they were made for
     _made: tuple[tuple[bytes, bytes], ...] = ()

@@ -223,7 +223,7 @@ def test_a_card_naming_this_machine_on_another_port_is_doubted(
     environ = {**GOOD, "ADAPTER_PUBLIC_URL": public_url}
     if port is not None:
         environ["ADAPTER_PORT"] = port
-    [doubt] = doubts(load_settings(environ))
+    [doubt] = doubts(load_settings(environ), environ)
     listening = port or "8080"
     assert str(doubt) == (
         f"ADAPTER_PUBLIC_URL: names port {named} on this machine, but the adapter listens on "
@@ -247,7 +247,40 @@ def test_a_card_naming_the_port_served_or_another_machine_is_not_doubted(
     public_url: str, port: str
 ) -> None:
     environ = {**GOOD, "ADAPTER_PUBLIC_URL": public_url, "ADAPTER_PORT": port}
-    assert doubts(load_settings(environ)) == ()
+    assert doubts(load_settings(environ), environ) == ()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:5678/webhook-test/supply", "https://n8n.example/sub/webhook-test/a/b"],
+)
+def test_n8ns_test_url_is_doubted_naming_the_production_one(url: str) -> None:
+    environ = {**GOOD, "ADAPTER_WEBHOOK_URL": url}
+    assert [str(doubt) for doubt in doubts(load_settings(environ), environ)] == [
+        "ADAPTER_WEBHOOK_URL: is n8n's test URL (/webhook-test/), which answers one run, and "
+        "only while the editor waits for it ('Execute workflow'): publish the workflow and "
+        "use its Production URL (/webhook/...)"
+    ]
+    production = {**GOOD, "ADAPTER_WEBHOOK_URL": "http://127.0.0.1:5678/webhook/webhook-test"}
+    assert doubts(load_settings(production), production) == ()
+
+
+def test_an_unknown_adapter_variable_is_doubted_with_the_one_meant() -> None:
+    environ = {
+        **GOOD,
+        "ADAPTER_WEBHOK_TIMEOUT": "5",
+        "ADAPTER_FLAVOUR": "x",
+        "OTHER_WEBHOK_TIMEOUT": "5",  # not ours: not a word
+    }
+    assert [str(doubt) for doubt in doubts(load_settings(environ), environ)] == [
+        "ADAPTER_FLAVOUR: is no variable of the adapter's, and is ignored; `n8n-a2a --help` "
+        "lists them",
+        "ADAPTER_WEBHOK_TIMEOUT: is no variable of the adapter's, and is ignored (did you mean "
+        "ADAPTER_WEBHOOK_TIMEOUT?); `n8n-a2a --help` lists them",
+    ]
+    # Every variable the adapter reads is known, a retired one too (that one is refused).
+    every = {variable.name: "1" for variable in VARIABLES}
+    assert not [d for d in doubts(load_settings(GOOD), every) if "no variable" in d.what]
 
 
 def test_the_memory_budget_and_its_wait_are_read_and_fit_the_other_bounds() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -105,6 +106,31 @@ def test_404_is_not_registered() -> None:
     assert verdict.outcome is Outcome.NOT_REGISTERED
     assert "not active" in verdict.text
     assert "is not registered" in verdict.text
+
+
+#: What Express (under n8n) answers a path no route takes: /webhooks/x, a typo'd prefix.
+EXPRESS_404 = (
+    b'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>'
+    b"\n</head>\n<body>\n<pre>Cannot POST /webhooks/supply</pre>\n</body>\n</html>\n"
+)
+
+
+def test_a_404_page_is_quoted_as_its_text_not_its_markup() -> None:
+    page = HttpReply(404, EXPRESS_404, content_type="text/html; charset=utf-8")
+    verdict = classify(page)
+    assert verdict.outcome is Outcome.NOT_REGISTERED
+    assert verdict.text.endswith("n8n said: Error Cannot POST /webhooks/supply")
+    # Any other type is quoted as it came.
+    assert "<pre>" in classify(HttpReply(404, EXPRESS_404, content_type="text/plain")).text
+
+
+def test_a_token_a_page_writes_as_entities_is_redacted_all_the_same() -> None:
+    token = "eyJhbGciOi.secret-token"
+    written = "".join(f"&#{ord(c)};" for c in token).encode()
+    page = HttpReply(502, b"<p>bad gateway for " + written + b"</p>", content_type="text/html")
+    verdict = classify(replace(page, subject_token=token))
+    assert token not in verdict.text
+    assert "[redacted]" in verdict.text
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 500, 502, 503])

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from n8n_a2a.core.sanitising import REDACTED, cut, redact, repair
+from n8n_a2a.core.sanitising import MARKUP_WINDOW, REDACTED, cut, markup_free, redact, repair
 
 TOKEN = "eyJhbGciOi.J/IUz+I1Ni_J9~x="
 
@@ -75,3 +75,20 @@ def test_a_lone_surrogate_is_repaired_and_reported() -> None:
 def test_cut_keeps_text_up_to_the_limit_and_marks_a_cut() -> None:
     assert cut("x" * 10, 10) == "x" * 10
     assert cut("x" * 11, 10) == "x" * 10 + "[... cut at 10 characters]"
+
+
+def test_a_page_is_read_as_a_person_reads_it() -> None:
+    page = (
+        "<!DOCTYPE html><html><head><title>Not found</title><style>p { color: red }</style>"
+        "<script>var x = '<b>';</script></head><body><!-- a <comment> -->"
+        "<h1>404</h1>\n\n<p>Cannot&nbsp;POST &lt;/webhook/x&gt;</p></BODY></html>"
+    )
+    assert markup_free(page) == "Not found 404 Cannot POST </webhook/x>"
+    assert markup_free("no markup at all") == "no markup at all"
+
+
+def test_only_the_first_part_of_a_huge_page_is_read() -> None:
+    unclosed = "<script>" + "<b " * MARKUP_WINDOW  # no end: a regex reading all would crawl
+    read = markup_free(unclosed + "</script><p>tail</p>" * 100_000)
+    assert len(read) <= MARKUP_WINDOW and "tail" not in read
+    assert markup_free("x" * (MARKUP_WINDOW + 10)) == "x" * MARKUP_WINDOW

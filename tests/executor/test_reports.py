@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import trio
 
@@ -72,6 +74,18 @@ def test_a_turn_with_its_call_reports_the_webhooks_status_and_time(
     text = shown(metrics)
     assert 'n8n_a2a_tasks_total{outcome="ANSWERED"} 1.0' in text
     assert "n8n_a2a_webhook_duration_seconds_count 1.0" in text
+
+
+def test_a_failed_turn_says_why_as_the_caller_reads_it(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="n8n_a2a.executor")
+    why = "The workflow's webhook is not registered (HTTP 404): " + "x" * 400
+    said = Message("m-2", Role.AGENT, (Part(why),), "t-1", "c-1")
+    task = replace(ended("NOT_REGISTERED"), status=TaskStatus(TaskState.FAILED, MOMENT, said))
+    TurnReporter(Metrics()).turn_ended(task, webhook_status=404, webhook_seconds=0.01)
+    [record] = caplog.records
+    fields = getattr(record, "fields")  # noqa: B009
+    assert fields["reason"] == why[:300] + "[... cut at 300 characters]"
+    assert (fields["outcome"], fields["webhook_status"]) == ("NOT_REGISTERED", 404)
 
 
 def test_a_turn_torn_down_with_no_outcome_is_not_reported(
