@@ -12,7 +12,7 @@ import trio
 
 from . import __version__
 from .app.card import card_facts, served_card
-from .config import VARIABLES, ConfigError, doubts, load_settings
+from .config import VARIABLES, ConfigError, Settings, doubts, load_settings
 from .config.tracing import ENDPOINT_VARIABLES, tracing_requested
 from .observability import traces
 from .observability.logs import configure_logging
@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> None:
         card = served_card(card_facts(settings), settings.card_signer, legacy=True)
         print(json.dumps(card, indent=2))
         return
+    if arguments.probe:
+        _probe(settings)
     configure_logging(settings.log_level, settings.log_format)
     if tracing_requested():
         _start_tracing()
@@ -48,6 +50,17 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(3) from None
     finally:
         traces.stop()  # the spans still held go out
+
+
+def _probe(settings: Settings) -> None:
+    """Say whether n8n has ADAPTER_WEBHOOK_URL's webhook registered, running nothing
+    (webhook/probe.py); exit 0 if it has, 1 if not."""
+    from .webhook.probe import probe  # httpx: only for this, never at a server's start
+
+    run = partial(probe, settings.webhook_url, ca_bundle=settings.ca_bundle, patience=10.0)
+    probed = trio.run(run)
+    print(f"n8n-a2a: probe of ADAPTER_WEBHOOK_URL {settings.webhook_url}: {probed.finding}")
+    raise SystemExit(0 if probed.registered else 1)
 
 
 def tune_collector() -> None:
@@ -99,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--check", action="store_true", help="validate the environment, print the card and exit"
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="validate the environment, then ask n8n whether the webhook is registered (a CORS "
+        "preflight: no workflow runs), print what it says and exit 0 if it is, 1 if not",
     )
     parser.add_argument("--version", action="version", version=f"n8n-a2a {__version__}")
     return parser

@@ -85,6 +85,33 @@ def test_the_command_exits_2_with_one_line_naming_the_variable() -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_the_probe_says_a_webhook_out_of_reach_and_exits_1() -> None:
+    environ = {**GOOD, "ADAPTER_WEBHOOK_URL": "http://127.0.0.1:9/webhook/supply"}
+    done = _run("--probe", environ=environ)
+    assert done.returncode == 1
+    assert done.stdout.startswith(
+        "n8n-a2a: probe of ADAPTER_WEBHOOK_URL http://127.0.0.1:9/webhook/supply: "
+        "could not reach it: ConnectError"
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_mistakes_that_load_are_warned_of_and_the_card_still_printed() -> None:
+    environ = {
+        **GOOD,
+        "ADAPTER_WEBHOOK_URL": "http://127.0.0.1:5678/webhook-test/supply",
+        "ADAPTER_WEBHOK_TIMEOUT": "5",
+    }
+    done = _run("--check", environ=environ)
+    assert done.returncode == 0
+    assert [line.split(":", 3)[2].strip() for line in done.stderr.splitlines()] == [
+        "ADAPTER_WEBHOOK_URL",
+        "ADAPTER_WEBHOK_TIMEOUT",
+    ]
+    assert done.stderr.startswith("n8n-a2a: warning: ADAPTER_WEBHOOK_URL: is n8n's test URL")
+    assert '"name": "Supply agent"' in done.stdout
+
+
 def test_a_retired_variable_stops_the_start_with_one_line_saying_what_replaces_it() -> None:
     done = _run("--check", environ={**GOOD, "ADAPTER_MAX_STORED_TEXT": "8192"})
     assert done.returncode == 2

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import os
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -35,6 +36,7 @@ from a2a.types import (
 from a2a.types import TaskState as SdkTaskState
 
 from tests.e2e.real_n8n import N8n
+from tests.support.environments import GOOD
 from tests.support.jsonrpc import V1, rpc, send_v03, send_v1
 
 StartAdapter = Callable[..., Awaitable[str]]
@@ -92,6 +94,31 @@ async def test_a_message_sent_again_places_one_order(n8n: N8n, start_adapter: St
     count = int(placed.split()[1])
     other = await send(adapter, "8 pallets of rice")
     assert answer_of(other) == f"order {count + 1} placed: 8 pallets of rice"
+
+
+async def test_the_probe_finds_a_published_webhook_and_runs_nothing(
+    n8n: N8n, start_adapter: StartAdapter
+) -> None:
+    """`n8n-a2a --probe` (webhook/probe.py): a CORS preflight, which n8n answers from its
+    table of registered webhooks. The order workflow counts its runs: the probes place none."""
+    adapter = await start_adapter(n8n.webhook("orders"))
+    before = int(answer_of(await send(adapter, "1 pallet of salt")).split()[1])
+
+    async def probed(url: str) -> tuple[int, str]:
+        environ = {"PATH": "/usr/bin:/bin", **GOOD, "ADAPTER_WEBHOOK_URL": url}
+        command = [sys.executable, "-m", "n8n_a2a", "--probe"]
+        done = await trio.run_process(command, env=environ, capture_stdout=True, check=False)
+        return done.returncode, done.stdout.decode()
+
+    registered = await probed(n8n.webhook("orders"))
+    assert registered[0] == 0, registered
+    assert "n8n has a POST webhook registered there" in registered[1]
+    for wrong in (n8n.webhook("no-such-path"), n8n.webhook("supply-inactive")):
+        refused = await probed(wrong)
+        assert refused[0] == 1, refused
+        assert "n8n has no POST webhook registered there" in refused[1]
+    after = int(answer_of(await send(adapter, "1 pallet of salt")).split()[1])
+    assert after == before + 1  # the probes ran nothing
 
 
 async def test_the_agent_over_v03(n8n: N8n, start_adapter: StartAdapter) -> None:
