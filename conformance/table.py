@@ -42,16 +42,22 @@ class Row:
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: Expected to fail (pytest's xfail, which JUnit writes as skipped): pytest's word.
+    xfailed: list[str] = field(default_factory=list)
 
     @property
     def result(self) -> str:
-        total = len(self.passed) + len(self.failed) + len(self.skipped)
+        total = len(self.passed) + len(self.failed) + len(self.skipped) + len(self.xfailed)
         if self.failed:
             return f"**fail** {len(self.failed)} of {total}: {', '.join(sorted(self.failed))}"
+        left = "".join(
+            f", {len(tests)} {word}"
+            for tests, word in ((self.skipped, "skipped"), (self.xfailed, "xfailed"))
+            if tests
+        )
         if not self.passed:
-            return f"not run ({len(self.skipped)} skipped)"
-        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
-        return f"pass ({len(self.passed)} of {total} tests{skipped})"
+            return f"not run ({left.removeprefix(', ')})"
+        return f"pass ({len(self.passed)} of {total} tests{left})"
 
     @property
     def version_cell(self) -> str:
@@ -83,8 +89,9 @@ def client_rows(reports: list[Path]) -> tuple[list[Row], list[str]]:
             test = testcase.get("name", "")
             if testcase.find("failure") is not None or testcase.find("error") is not None:
                 row.failed.append(test)
-            elif testcase.find("skipped") is not None:
-                row.skipped.append(test)
+            elif (skipped := testcase.find("skipped")) is not None:
+                xfail = skipped.get("type") == "pytest.xfail"
+                (row.xfailed if xfail else row.skipped).append(test)
             else:
                 row.passed.append(test)
     return list(rows.values()), unmarked  # in the order the tests ran

@@ -4,7 +4,7 @@ Every `sh` or `python` block in README.md and in docs/*.md carries a mark on the
 before it: `<!-- test: NAME -->` for a block run here under that name, or
 `<!-- test: none, REASON -->` for one that cannot run on this machine (REASON says why).
 The README's tour runs as written but for what this machine stands in for: its clone,
-venv, `pip install .` and n8n are this checkout, this venv and the stub webhook (served
+venv, `pip install -e .` and n8n are this checkout, this venv and the stub webhook (served
 on a free port, not 8080). Its `curl` call runs against that adapter, and gets the
 reply the README shows; the client example is saved as a file and run with the
 command the README gives, with the environment it reads. Every relative link of those
@@ -201,7 +201,7 @@ class ServeBlock:
         assert words[1:4] == [
             ["python3", "-m", "venv", ".venv"],
             [".", ".venv/bin/activate"],
-            ["pip", "install", "."],
+            ["pip", "install", "-e", "."],
         ]
         return cls(words, commands[6])
 
