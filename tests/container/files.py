@@ -21,6 +21,8 @@ CONTAINERFILE = ROOT / "container" / "Containerfile"
 KUBERNETES = ROOT / "container" / "kubernetes" / "supply-agent.yaml"
 REQUIREMENTS = ROOT / "container" / "requirements.txt"
 DOCKERIGNORE = ROOT / ".dockerignore"
+#: The env file docs/container.md runs the image with.
+ENV_FILE = ROOT / "container" / "adapter.env"
 
 
 @dataclass(frozen=True)
@@ -296,3 +298,14 @@ def configmap_environment() -> dict[str, str]:
     # Kubernetes refuses a ConfigMap whose values are not strings ("30" must be quoted).
     assert all(isinstance(value, str) for value in data.values()), data
     return dict(data)
+
+
+def env_file(text: str) -> dict[str, str]:
+    """An env file as docker and podman read it: NAME=value a line, the value as written
+    to the end of its line (quotes kept), blank lines and `#` lines skipped."""
+    variables: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, value = line.partition("=")
+            variables[name.strip()] = value
+    return variables

@@ -11,7 +11,8 @@ from importlib import metadata
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.container import tools
+from n8n_a2a.config import doubts, load_settings
+from tests.container import files, tools
 from tests.container.files import (
     CONTAINERFILE,
     DOCKERIGNORE,
@@ -191,3 +192,18 @@ def test_the_dockerignore_admits_exactly_what_the_build_copies() -> None:
         for source in i.arguments.split()[:-1]
     }
     assert allowed == copied
+
+
+def test_the_env_file_loads_as_an_engine_reads_it_and_names_the_agent_plainly() -> None:
+    """docs/container.md's `--env-file container/adapter.env`: what docker and podman pass
+    is what the adapter reads, quotes and all, so the file has none."""
+    variables = files.env_file(files.ENV_FILE.read_text())
+    settings = load_settings(variables)
+    assert settings.agent_name == "Supply agent"
+    assert not [value for value in variables.values() if value[:1] in "\"'"]
+    assert doubts(settings, variables) == ()
+    # The README's export block, pasted as an env file, would keep its quotes: the test
+    # reads the file as the engines do.
+    assert files.env_file('ADAPTER_AGENT_NAME="Supply agent"') == {
+        "ADAPTER_AGENT_NAME": '"Supply agent"'
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import time
 import uuid
@@ -37,7 +38,7 @@ from tests.container.engine import (
     build_image,
     engine_or_reason,
 )
-from tests.container.files import configmap_environment, final_stage
+from tests.container.files import ENV_FILE, configmap_environment, final_stage
 from tests.container.host import moved, start_tls_stub, stopped_during_a_send
 from tests.support.adapter import free_port
 from tests.support.jsonrpc import V1, rpc, send_v1
@@ -224,6 +225,18 @@ async def test_sigterm_drains_the_call_under_way_and_exits_zero_within_the_grace
 
     outcome = await stopped_during_a_send(running.url, running.stub, stop, GRACE_SECONDS)
     assert outcome == (0, "TASK_STATE_COMPLETED"), await running.output()
+
+
+async def test_the_docs_env_file_checks_and_names_the_agent_plainly(
+    engine: Engine, image: str
+) -> None:
+    """docs/container.md's recipe as pasted: `--env-file container/adapter.env`, then
+    `--check`: the card, the agent's name without quotes."""
+    printed = await engine.run(
+        "run", "--rm", *HOST_OPTIONS, "--env-file", str(ENV_FILE), image, "--check"
+    )
+    card = json.loads(printed)
+    assert (card["name"], card["url"]) == ("Supply agent", "http://127.0.0.1:8080/")
 
 
 async def test_a_missing_variable_exits_2_with_its_one_line(engine: Engine, image: str) -> None:
