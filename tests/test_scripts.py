@@ -288,23 +288,21 @@ def test_n8n_install_names_a_missing_compiler_before_it_starts(tmp_path: Path) -
     assert not cache.exists()
 
 
-def test_a_long_quiet_install_step_says_every_so_often_what_it_does(tmp_path: Path) -> None:
-    """npm prints nothing for minutes: n8n/run says what runs, and for how long so far."""
-    log, cache = tmp_path / "log", tmp_path / "cache"
+def install_tools(folder: Path, log: Path) -> Path:
+    """A PATH folder for `n8n/run install` to get as far as npm: this machine's tools it
+    runs, and compilers that only note they were called (npm is the test's own)."""
     bin_folder = tools(
-        tmp_path / "bin",
-        "dirname",
-        "sed",
-        "date",
-        "mkdir",
-        "mktemp",
-        "chmod",
-        "rm",
-        "flock",
-        "sleep",
+        folder, "dirname", "sed", "date", "mkdir", "mktemp", "chmod", "rm", "flock", "sleep"
     )
     for compiler in ("g++", "make", "python3"):
         stand_in(bin_folder / compiler, log)
+    return bin_folder
+
+
+def test_a_long_quiet_install_step_says_every_so_often_what_it_does(tmp_path: Path) -> None:
+    """npm prints nothing for minutes: n8n/run says what runs, and for how long so far."""
+    log, cache = tmp_path / "log", tmp_path / "cache"
+    bin_folder = install_tools(tmp_path / "bin", log)
     stand_in(bin_folder / "npm", log, then="sleep 2.6")  # installs nothing, slowly
     done = run(
         [str(CHECKOUT / "n8n" / "run"), "install"],
@@ -323,20 +321,7 @@ def test_n8n_install_says_how_long_it_takes_and_quiets_npms_update_notice(
     tmp_path: Path,
 ) -> None:
     log, cache = tmp_path / "log", tmp_path / "cache"
-    bin_folder = tools(
-        tmp_path / "bin",
-        "dirname",
-        "sed",
-        "date",
-        "mkdir",
-        "mktemp",
-        "chmod",
-        "rm",
-        "flock",
-        "sleep",
-    )
-    for compiler in ("g++", "make", "python3"):
-        stand_in(bin_folder / compiler, log)
+    bin_folder = install_tools(tmp_path / "bin", log)
     # An npm that installs nothing: the install stops at the first check after it.
     stand_in(
         bin_folder / "npm", log, then=f'echo "update-notifier=$NPM_CONFIG_UPDATE_NOTIFIER" >>{log}'
