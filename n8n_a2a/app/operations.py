@@ -95,7 +95,10 @@ async def _send(asked: Performing, operation: SendMessage) -> Task:
 
 
 async def _get(asked: Performing, operation: GetTask) -> Task:
-    task = await asked.edge.executor.get(operation.task_id, asked.caller, operation.history_length)
+    executor = asked.edge.executor
+    task = await executor.get(
+        operation.task_id, asked.caller, operation.history_length, operation.current_generation
+    )
     # Once found: a span never carries an id a caller made up.
     traces.active.annotate("a2a.task_id", task.id)
     await _copied(asked.answer, (task,))

@@ -62,6 +62,8 @@ class Settings:
     shutdown_grace: float = 30.0
     stream_keepalive: float = 15.0
     max_streams_per_caller: int = 32
+    long_poll_timeout: float = 30.0
+    max_long_polls_per_caller: int = 32
     require_token: bool = False
     oidc_issuer: str | None = None
     oidc_audience: str | None = None

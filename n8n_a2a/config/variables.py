@@ -251,6 +251,18 @@ VARIABLES: tuple[Variable, ...] = (
         _AT_LEAST_ONE,
     ),
     Variable(
+        "ADAPTER_LONG_POLL_TIMEOUT",
+        "long_poll_timeout",
+        "seconds a GetTask with currentGeneration is held at most",
+        _SECONDS,
+    ),
+    Variable(
+        "ADAPTER_MAX_LONG_POLLS_PER_CALLER",
+        "max_long_polls_per_caller",
+        "GetTasks with currentGeneration one caller may have held at once",
+        _AT_LEAST_ONE,
+    ),
+    Variable(
         "ADAPTER_REQUIRE_TOKEN",
         "require_token",
         "true: a request needs a Bearer token",

@@ -36,17 +36,25 @@ class Change:
     metadata: dict[str, Any] | None = None
     history: tuple[Message, ...] = ()
     sent: Sent | None = None
+    #: The chunks of the turn's answer relayed before it (each a generation of the task's).
+    relayed: int = 0
 
 
 def change_events(
-    task_id: str, context_id: str, version: int, change: Change
+    task_id: str, context_id: str, version: int, relayed: int, change: Change
 ) -> tuple[TaskEvent, ...]:
-    """The events a change makes of a task at `version`, numbered on from it: the artifacts
-    first, in order, then the status. Every store numbers them so."""
+    """The events a change makes of a task at `version` with `relayed` chunks counted,
+    numbered on from it: the artifacts first, in order, then the status. Every store
+    numbers them so; each event's generation is one more than the last's."""
     events: list[TaskEvent] = []
+    relayed += change.relayed
     for artifact in change.artifacts:
         version += 1
-        events.append(ArtifactUpdate(task_id, context_id, artifact, version))
+        events.append(ArtifactUpdate(task_id, context_id, artifact, version, relayed=relayed))
     status = TaskStatus(change.state, change.timestamp, change.message)
-    events.append(StatusUpdate(task_id, context_id, status, version + 1, change.metadata or None))
+    events.append(
+        StatusUpdate(
+            task_id, context_id, status, version + 1, change.metadata or None, relayed=relayed
+        )
+    )
     return tuple(events)

@@ -111,6 +111,22 @@ def check_turn(task: Task, message: Message) -> None:
         raise takes_no_message(task)
 
 
+def check_generation(task: Task, expected: int | None) -> None:
+    """Raise TaskGenerationMismatchError unless `task` is at the generation a send's
+    `ifGenerationMatch` expects (None: it expects none)."""
+    if expected is not None and expected != task.generation:
+        raise A2AError(
+            ErrorCode.TASK_GENERATION_MISMATCH,
+            f"Task generation mismatch: expected {expected} but current generation is "
+            f"{task.generation} (GetTask shows the task as it is now)",
+            {
+                "taskId": task.id,
+                "expectedGeneration": str(expected),
+                "currentGeneration": str(task.generation),
+            },
+        )
+
+
 def next_turn(task: Task, message: Message, now: datetime) -> Change:
     """The change a message answering `task`'s question makes (after `check_turn`): it
     joins the history and the task is `submitted` again, as a new one begins."""
@@ -198,18 +214,21 @@ def ended(task: Task, verdict: Verdict, now: datetime, answer_id: str | None = N
     )
 
 
-def answer_chunk(task: Task, answer_id: str, text: str, first: bool) -> ArtifactUpdate:
-    """A piece of a streamed answer, relayed as it comes to the `working` task: the first
-    makes the artifact, the next ones append to it; none is the last, since the task's
-    end brings the whole answer (kept as any text, `append: false`) under the same id.
-    Numbered as the task's next move, so a stream that began with the task hears it."""
+def answer_chunk(task: Task, answer_id: str, text: str, before: int) -> ArtifactUpdate:
+    """A piece of a streamed answer, relayed as it comes to the `working` task, after
+    `before` others: the first makes the artifact, the next ones append to it; none is
+    the last, since the task's end brings the whole answer (kept as any text, `append:
+    false`) under the same id. Numbered as the task's next move, so a stream that began
+    with the task hears it; each is a generation of the task's (the move that ends the
+    turn counts them: Change.relayed)."""
     return ArtifactUpdate(
         task.id,
         task.context_id,
         Artifact(answer_id, ANSWER, (Part(text),)),
         task.version + 1,
-        append=not first,
+        append=before > 0,
         last_chunk=False,
+        relayed=task.relayed + before,
     )
 
 

@@ -98,7 +98,8 @@ class Call:
         self.phase = Phase.STARTING
         self._known: Task | None = task  # as the last move here left it
         self._cut = False  # the task ended elsewhere: no verdict is recorded
-        self._relayed = False  # a chunk of the answer went out
+        self._sealed = False  # a move of its task is under way: no chunk may go out now
+        self._relayed = 0  # chunks of the answer that went out
         self._verdict: Verdict | None = None
         self._webhook_status: int | None = None
         self._seconds: float | None = None
@@ -120,6 +121,13 @@ class Call:
             self.phase = Phase.IN_LINE
             return TakeSlot()
         return MarkWorking(self._known)
+
+    def seal(self) -> int:
+        """A move of the task is about to be made here (a cancel, a shutdown's cut): no
+        chunk goes out from now on, so that none takes the generation the move's events
+        will have; the chunks that went out, which the move counts."""
+        self._sealed = True
+        return self._relayed
 
     def hear(self, event: Heard) -> list[Relay | Cancel]:
         """Take what came from elsewhere: a cut of the task, or a chunk of the answer."""
@@ -161,10 +169,10 @@ class Call:
 
     def _chunk(self, text: str) -> list[Relay | Cancel]:
         # A read in the step the task was cut: its chunk must not follow the end.
-        if self.phase is not Phase.CALLING or self._cut or self._known is None:
+        if self.phase is not Phase.CALLING or self._cut or self._sealed or self._known is None:
             return []
-        update = answer_chunk(self._known, self._answer_id, text, not self._relayed)
-        self._relayed = True
+        update = answer_chunk(self._known, self._answer_id, text, self._relayed)
+        self._relayed += 1
         return [Relay(update)]
 
     def _slot_taken(self) -> list[Action]:
@@ -199,7 +207,7 @@ class Call:
     def _record(self, known: Task | None) -> list[Action]:
         assert self._verdict is not None
         self.phase = Phase.RECORDING
-        return [Record(self._verdict, known, self._answer_id)]
+        return [Record(self._verdict, known, self._answer_id, self._relayed)]
 
     def _store_out(self, at: float) -> list[Action]:
         if self.phase is not Phase.RECORDING:
@@ -207,7 +215,7 @@ class Call:
         if at + self._pause > self._deadline:
             self.phase = Phase.FAILING
             why = f"its verdict could not be recorded for {self._config.store_patience:g} s"
-            return [Fail(why)]
+            return [Fail(why, self._relayed)]
         self.phase = Phase.BACKING_OFF
         wait = WaitUntil(at + self._pause)
         self._pause = min(self._pause * 2, LONGEST_PAUSE)
@@ -220,7 +228,7 @@ class Call:
         if self.phase is Phase.FAILING:  # ending it failed broke too: leave it to its lease
             return self._over(None)
         self.phase = Phase.FAILING
-        return [*freed, Fail()]
+        return [*freed, Fail(relayed=self._relayed)]
 
     def _free_slot(self) -> list[Action]:
         """The slot back, when this phase holds one (the wait in line holds none yet)."""

@@ -161,12 +161,13 @@ class Cancel:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """End the task's turn with the verdict, from `known` if not None; then `Recorded`
-    (or `StoreOut`)."""
+    """End the task's turn with the verdict, from `known` if not None, counting the
+    `relayed` chunks of its answer; then `Recorded` (or `StoreOut`)."""
 
     verdict: Verdict
     known: Task | None
     answer_id: str
+    relayed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +179,11 @@ class WaitUntil:
 
 @dataclass(frozen=True, slots=True)
 class Fail:
-    """End the task failed (ADAPTER_FAILED), logging `why` when there is one; then
-    `Recorded` (None if the store refused that too)."""
+    """End the task failed (ADAPTER_FAILED), logging `why` when there is one, counting the
+    `relayed` chunks of its answer; then `Recorded` (None if the store refused that too)."""
 
     why: str = ""
+    relayed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -294,18 +294,19 @@ class CallRunner:
                 return steps.Working(await self._tasks.start(task_id, known))
             case steps.CallWorkflow():
                 return await self._call_workflow(running)
-            case steps.Record(verdict=verdict, known=known, answer_id=answer_id):
+            case steps.Record(verdict=verdict, known=known, answer_id=answer_id, relayed=relayed):
                 try:
-                    return steps.Recorded(
-                        await self._tasks.end(task_id, verdict, known, answer_id=answer_id)
+                    ended = await self._tasks.end(
+                        task_id, verdict, known, answer_id=answer_id, relayed=relayed
                     )
+                    return steps.Recorded(ended)
                 except StoreUnavailable:
                     return steps.StoreOut(trio.current_time())
             case steps.WaitUntil(at=at):
                 await trio.sleep_until(at)
                 return steps.Ready(trio.current_time())
-            case steps.Fail(why=why):
-                return steps.Recorded(await self._fail(task_id, why))
+            case steps.Fail(why=why, relayed=relayed):
+                return steps.Recorded(await self._fail(task_id, why, relayed))
             case steps.ReadEnd():
                 try:
                     return steps.ReadBack(await self._tasks.get(task_id))
@@ -334,11 +335,11 @@ class CallRunner:
         now = trio.current_time()
         return steps.WorkflowFailed(now - started, now, full)
 
-    async def _fail(self, task_id: str, why: str) -> Task | None:
+    async def _fail(self, task_id: str, why: str, relayed: int) -> Task | None:
         if why:
             logger.error("task %s: %s", task_id, why)
         try:
-            return await self._tasks.end(task_id, ADAPTER_FAILED)
+            return await self._tasks.end(task_id, ADAPTER_FAILED, relayed=relayed)
         except Exception:
             logger.exception("task %s could not be ended", task_id)
             return None
@@ -357,6 +358,12 @@ class CallRunner:
         for action in running.call.hear(event):
             self._now(running, action)
 
+    def seal(self, task_id: str) -> int:
+        """The chunks the task's call here relayed (0 without one), none more from now
+        on: for a move of the task about to be made here, which counts them (Call.seal)."""
+        running = self._calls.get(task_id)
+        return 0 if running is None else running.call.seal()
+
     def _cut_if_ended(self, event: TaskEvent) -> None:
         """A task whose call is under way ended otherwise (cancel, shutdown): cut the call."""
         if isinstance(event, StatusUpdate) and lifecycle.is_terminal(event.status.state):
@@ -373,7 +380,8 @@ class CallRunner:
         cut = 0
         for task_id in list(self._calls):
             try:
-                if await self._tasks.end(task_id, CUT_BY_SHUTDOWN) is None:
+                relayed = self.seal(task_id)
+                if await self._tasks.end(task_id, CUT_BY_SHUTDOWN, relayed=relayed) is None:
                     continue
                 logger.warning("shutdown cut the webhook call of task %s", task_id)
             except StoreUnavailable:

@@ -36,6 +36,10 @@ class ExecutorConfig:
     modes: Modes = TEXT_ONLY
     #: How long a verdict waits for a store out of reach to be recorded, seconds.
     store_patience: float = 15.0
+    #: ADAPTER_LONG_POLL_TIMEOUT: how long a GetTask with currentGeneration is held, seconds.
+    long_poll_timeout: float = 30.0
+    #: ADAPTER_MAX_LONG_POLLS_PER_CALLER: such GetTasks one caller may have held at once.
+    max_long_polls_per_caller: int = 32
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ExecutorConfig:
@@ -47,4 +51,6 @@ class ExecutorConfig:
             input_ttl=settings.input_ttl,
             modes=settings.modes,
             store_patience=settings.lease_seconds,
+            long_poll_timeout=settings.long_poll_timeout,
+            max_long_polls_per_caller=settings.max_long_polls_per_caller,
         )

@@ -23,7 +23,7 @@ from ..core.owners import Owner
 from ..core.retention import check_ids
 from ..core.sent import Sent, retried, sent
 from ..protocol.errors import A2AError, ErrorCode
-from ..protocol.model import Message, SendMessage, Task
+from ..protocol.model import SendMessage, Task
 from ..protocol.push import PushConfig
 from .recorder import TaskRecorder
 
@@ -77,17 +77,17 @@ class Intake:
         before the send's first event: a new task's first, or a next turn's."""
         config = await self._check_push(operation, caller)
         if config is None:
-            return await self._submit(operation.message, caller, again)
+            return await self._submit(operation, caller, again)
         assert self._push is not None  # else the check refused it
         message = operation.message
         if message.task_id is None:
-            task = await self._submit(message, caller, again)
+            task = await self._submit(operation, caller, again)
             await self._push.register(task, config)
             return task
         waiting = await self._tasks.owned(message.task_id, caller)
-        turns.check_turn(waiting, message)
+        _check_next_turn(waiting, operation)
         await self._push.register(waiting, config)
-        return await self._submit(message, caller, again)
+        return await self._submit(operation, caller, again)
 
     async def check(self, operation: SendMessage, caller: Caller) -> None:
         """Raise now what `receive` would raise, changing nothing."""
@@ -99,7 +99,7 @@ class Intake:
             return
         await self._check_push(operation, caller)
         if message.task_id is not None:
-            turns.check_turn(await self._tasks.owned(message.task_id, caller), message)
+            _check_next_turn(await self._tasks.owned(message.task_id, caller), operation)
 
     async def _check_push(self, operation: SendMessage, caller: Caller) -> PushConfig | None:
         """The send's push config, if it carries one that can be taken."""
@@ -113,10 +113,20 @@ class Intake:
             await self._push.check(config, caller.owner)
         return config
 
-    async def _submit(self, message: Message, caller: Caller, again: Sent) -> Task:
+    async def _submit(self, operation: SendMessage, caller: Caller, again: Sent) -> Task:
         """The message's task, in SUBMITTED: a new one, or the task the message names,
-        when that task waits for input; the message remembered with it."""
+        when that task waits for input (at the generation the send expects, if it says);
+        the message remembered with it."""
+        message = operation.message
         if message.task_id is None:
+            # ifGenerationMatch is for a task that exists: a new one ignores it (A2A 1.1).
             return await self._tasks.create(message, caller.owner, again)
         task = await self._tasks.owned(message.task_id, caller)
-        return await self._tasks.begin_turn(task, message, again)
+        return await self._tasks.begin_turn(task, message, again, operation.if_generation_match)
+
+
+def _check_next_turn(task: Task, operation: SendMessage) -> None:
+    """Raise unless the send's message may be the next turn of `task`: at the generation
+    the send expects first (what the caller made its message for), then a question."""
+    turns.check_generation(task, operation.if_generation_match)
+    turns.check_turn(task, operation.message)

@@ -62,15 +62,20 @@ class TaskRecorder:
         await self._store.create(task, sent)
         return task
 
-    async def begin_turn(self, task: Task, message: Message, sent: Sent | None = None) -> Task:
+    async def begin_turn(
+        self, task: Task, message: Message, sent: Sent | None = None, generation: int | None = None
+    ) -> Task:
         """The next turn of `task`, which asked for input: `submitted` again with the
         caller's message (remembered as `sent`, as `create`'s), or the A2AError saying why
-        the task takes no message."""
+        the task takes no message. `generation`: the one the send expects the task at."""
+        turns.check_generation(task, generation)
         change = replace(turns.next_turn(task, message, self._clock()), sent=sent)
         moved = await self._move(task.id, change, task, from_version=task.version)
         if moved is None:
             # Another message, a cancel or the end of the wait came first.
-            raise turns.takes_no_message(await self._store.get(task.id))
+            now = await self._store.get(task.id)
+            turns.check_generation(now, generation)
+            raise turns.takes_no_message(now)
         return moved
 
     async def start(self, task_id: str, task: Task | None = None) -> Task | None:
@@ -85,12 +90,16 @@ class TaskRecorder:
         *,
         from_version: int | None = None,
         answer_id: str | None = None,
+        relayed: int = 0,
     ) -> Task | None:
         """End the task's turn with the verdict; None if the move lost (the task has ended
         already). `task`: the task as last seen, if known (a stale one only costs a second
-        try); `from_version`: see `_move`; `answer_id`: see turns.ended."""
+        try); `from_version`: see `_move`; `answer_id`: see turns.ended; `relayed`: the
+        chunks of its answer relayed here (Change.relayed)."""
         task = task or await self._store.get(task_id)
         change = turns.ended(task, verdict, self._clock(), answer_id)
+        if relayed:
+            change = replace(change, relayed=relayed)
         return await self._move(task_id, change, task, from_version=from_version)
 
     async def _move(

@@ -38,6 +38,7 @@ from ..store.fanout import utc_now
 from .calls import CallRunner, Drained, Workflow
 from .config import ExecutorConfig
 from .intake import InlinePush, Intake, Retried
+from .polls import LongPolls
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 from .subscriptions import TaskStream
@@ -83,6 +84,9 @@ class Executor:
             nursery, self._tasks, events, workflow, self._reports, config, budget
         )
         self._waits = InputWaits(self._tasks, self._reports, config.input_ttl)
+        self._polls = LongPolls(
+            self._tasks, events, config.long_poll_timeout, config.max_long_polls_per_caller
+        )
         self._drained = trio.Event()
 
     def __repr__(self) -> str:
@@ -121,8 +125,20 @@ class Executor:
                 await self._drained.wait()
                 nursery.cancel_scope.cancel()
 
-    async def get(self, task_id: str, caller: Caller, history_length: int | None = None) -> Task:
-        return (await self._tasks.owned(task_id, caller)).with_history_length(history_length)
+    async def get(
+        self,
+        task_id: str,
+        caller: Caller,
+        history_length: int | None = None,
+        current_generation: int | None = None,
+    ) -> Task:
+        """The caller's task; with `current_generation`, once its generation passes it
+        (polls.py: held at most ADAPTER_LONG_POLL_TIMEOUT)."""
+        if current_generation is None:
+            task = await self._tasks.owned(task_id, caller)
+        else:
+            task = await self._polls.get(task_id, caller, current_generation)
+        return task.with_history_length(history_length)
 
     async def list(self, query: ListTasks, caller: Caller) -> TaskPage:
         """The caller's own tasks: nobody lists another's."""
@@ -205,7 +221,7 @@ class Executor:
     async def cancel(self, task_id: str, caller: Caller) -> Task:
         """Cancel a task that has not finished: it is `canceled` at once, its call cut."""
         await self._tasks.owned(task_id, caller)
-        moved = await self._tasks.end(task_id, turns.CANCELED)
+        moved = await self._tasks.end(task_id, turns.CANCELED, relayed=self._calls.seal(task_id))
         if moved is None:
             raise turns.not_cancelable(await self._tasks.get(task_id))
         if not self._calls.runs(task_id):
@@ -213,8 +229,10 @@ class Executor:
         return moved
 
     def stop_accepting(self) -> None:
-        """Refuse new sends from now on; gets, lists and cancels still work."""
+        """Refuse new sends from now on; gets, lists and cancels still work (a held
+        long-poll answers at once)."""
         self._calls.stop_accepting()
+        self._polls.close()
 
     async def drain(self, grace_seconds: float) -> Drained:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
@@ -225,7 +243,7 @@ class Executor:
     async def lose(self, task_id: str) -> bool:
         """End, failed with outcome LOST, a task whose replica stopped renewing its lease
         (it died, or lost the store); False if it had ended already."""
-        task = await self._tasks.end(task_id, turns.LOST)
+        task = await self._tasks.end(task_id, turns.LOST, relayed=self._calls.seal(task_id))
         if task is None:
             return False
         self._reports.lost(task)

@@ -95,22 +95,27 @@ class TaskStream:
         return True
 
 
-class StreamQuota:
-    """Streams open per caller (ADAPTER_MAX_STREAMS_PER_CALLER); anonymous callers, who
-    share their tasks, share one count too."""
+_STREAMS = (
+    "streams open (ADAPTER_MAX_STREAMS_PER_CALLER): close one, or follow the task with "
+    "GetTask or push notifications"
+)
 
-    def __init__(self, limit: int) -> None:
+
+class StreamQuota:
+    """Streams open per caller (ADAPTER_MAX_STREAMS_PER_CALLER), or any other request held
+    open on a task (`held`: what they are, and what to do instead); anonymous callers,
+    who share their tasks, share one count too."""
+
+    def __init__(self, limit: int, held: str = _STREAMS) -> None:
         self._limit = limit
+        self._held = held
         self._open: Counter[Owner] = Counter()
 
     def check(self, owner: Owner) -> None:
-        """-32000 when the caller has its limit of streams open already."""
+        """-32000 when the caller has its limit held already."""
         if self._open[owner] >= self._limit:
             who = "Anonymous callers have" if owner is None else "This caller has"
-            raise AtCapacity(
-                f"{who} {self._limit} streams open (ADAPTER_MAX_STREAMS_PER_CALLER): close "
-                "one, or follow the task with GetTask or push notifications",
-            )
+            raise AtCapacity(f"{who} {self._limit} {self._held}")
 
     @contextmanager
     def hold(self, owner: Owner) -> Iterator[None]:

@@ -97,6 +97,8 @@ class Codec:
         document["history"] = [self._encode_message(m) for m in task.history]
         if task.metadata:
             document["metadata"] = task.metadata
+        if self.facts.generation:
+            document["generation"] = _int64(task.generation)
         return self.shapes.with_kind(document, "task")
 
     def encode_page(self, page: TaskPage) -> JSONObject:
@@ -119,13 +121,14 @@ class Codec:
     def encode_error(self, error: A2AError) -> JSONObject:
         document: JSONObject = {"code": int(error.code), "message": error.message}
         if self.facts.error_info and error.code.is_a2a:
-            document["data"] = [
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": error.code.name,
-                    "domain": "a2a-protocol.org",
-                }
-            ]
+            info: JSONObject = {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": error.code.name,
+                "domain": "a2a-protocol.org",
+            }
+            if error.metadata:
+                info["metadata"] = error.metadata
+            document["data"] = [info]
         return document
 
     def _encode_status(self, status: TaskStatus) -> JSONObject:
@@ -151,6 +154,8 @@ class Codec:
             # The SDKs' v0.3 models refuse an update without it: true on the last event,
             # after which the stream closes.
             document["final"] = update.final
+        if self.facts.generation:
+            document["generation"] = _int64(update.generation)
         return self.shapes.with_kind(document, "status-update")
 
     def _encode_artifact_update(self, update: ArtifactUpdate) -> JSONObject:
@@ -161,6 +166,8 @@ class Codec:
             "append": update.append,
             "lastChunk": update.last_chunk,
         }
+        if self.facts.generation:
+            document["generation"] = _int64(update.generation)
         return self.shapes.with_kind(document, "artifact-update")
 
     def _encode_message(self, message: Message) -> JSONObject:
@@ -183,6 +190,11 @@ class Codec:
             "name": artifact.name,
             "parts": [self.shapes.encode_part(p) for p in artifact.parts],
         }
+
+
+def _int64(value: int) -> str:
+    """An int64 as ProtoJSON writes it (the spec's JSON, ADR-001): a decimal string."""
+    return str(value)
 
 
 def _timestamp(moment: datetime) -> str:

@@ -27,6 +27,8 @@ class ErrorCode(enum.IntEnum):
     EXTENDED_AGENT_CARD_NOT_CONFIGURED = -32007
     EXTENSION_SUPPORT_REQUIRED = -32008
     VERSION_NOT_SUPPORTED = -32009
+    # A2A 1.1 (drafted): a send's `ifGenerationMatch` is not its task's generation.
+    TASK_GENERATION_MISMATCH = -32010
     # JSON-RPC's range for server errors; A2A defines no code for "try again later".
     SERVER_BUSY = -32000
 
@@ -46,10 +48,15 @@ class A2AError(Exception):
     The message is shown to the caller as it is: it must never contain a token.
     """
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, metadata: dict[str, str] | None = None
+    ) -> None:
+        """`metadata`: what its ErrorInfo says beside the reason (strings, as
+        google.rpc.ErrorInfo's map holds them), where the version carries one."""
         super().__init__(message)
         self.code = code
         self.message = message
+        self.metadata = metadata
 
     @classmethod
     def invalid_params(cls, message: str) -> A2AError:

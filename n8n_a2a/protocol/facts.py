@@ -10,7 +10,7 @@ reads a fact by its name: nobody asks which version it is.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from .model import Role, TaskState
@@ -43,6 +43,9 @@ class VersionFacts:
     #: A push receiver gets the whole Task as it stands (v0.3), not each event (v1.0).
     pushes_whole_task: bool
     push_content_type: str
+    #: A task and its events carry A2A 1.1's `generation` (drafted: served to a caller
+    #: that asks for 1.1 only, since a2a-sdk 1.0 to 1.2 refuse a field they do not know).
+    generation: bool = False
 
     def state_named(self, name: str) -> TaskState | None:
         """The state this version spells `name`; None for no state of it."""
@@ -92,6 +95,10 @@ V1_0 = VersionFacts(
     pushes_whole_task=False,
     push_content_type="application/a2a+json",
 )
+
+#: A2A 1.1 as drafted (the A2A repository's dev-1.1 branch): 1.0's wire, and the task's
+#: generation (its events', GetTask's `currentGeneration`, a send's `ifGenerationMatch`).
+V1_1 = replace(V1_0, version="1.1", generation=True)
 
 V0_3 = VersionFacts(
     version="0.3",

@@ -141,6 +141,16 @@ class Task:
     #: Who sent the message that made it (an opaque digest; None: the anonymous caller).
     #: Only its owner may see or touch it; it never goes on the wire, nor into a log line.
     owner: str | None = field(default=None, repr=False)
+    #: The chunks of streamed answers relayed to its listeners (never recorded one by one:
+    #: each move counts those relayed before it). Part of its generation, not on the wire.
+    relayed: int = 0
+
+    @property
+    def generation(self) -> int:
+        """A2A 1.1's `generation`: 1 when made, and 1 more for every change of its state or
+        its artifacts, each an event: its recorded events (`version`) and the chunks
+        relayed (`relayed`)."""
+        return self.version + self.relayed + 1
 
     def with_history_length(self, history_length: int | None) -> Task:
         """The task with only the last `history_length` messages (None: all of them)."""
@@ -152,7 +162,8 @@ class Task:
 
 # What happens to a task after it is made. `sequence` numbers one task's events in the
 # order they happened (what a subscription from a point counts by); it never goes on the
-# wire.
+# wire. `relayed` is the task's count of relayed chunks when the event was made, so that
+# `generation` (A2A 1.1's, on the wire to those who ask) is the task's after the event.
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +176,11 @@ class StatusUpdate:
     sequence: int
     #: What the change added to the task's metadata (its outcome, when it ends).
     metadata: JSONObject | None = None
+    relayed: int = 0
+
+    @property
+    def generation(self) -> int:
+        return self.sequence + self.relayed + 1
 
     @property
     def final(self) -> bool:
@@ -182,6 +198,11 @@ class ArtifactUpdate:
     sequence: int
     append: bool = False
     last_chunk: bool = True
+    relayed: int = 0
+
+    @property
+    def generation(self) -> int:
+        return self.sequence + self.relayed + 1
 
 
 TaskEvent = StatusUpdate | ArtifactUpdate
@@ -205,12 +226,17 @@ class SendMessage:
     blocking: bool = True
     streaming: bool = False
     push_config: PushConfig | None = None
+    #: `ifGenerationMatch` (A2A 1.1): the generation the message's task must be at.
+    if_generation_match: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class GetTask:
+    """`current_generation` (A2A 1.1): answer once the task's generation passes it."""
+
     task_id: str
     history_length: int | None = None
+    current_generation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

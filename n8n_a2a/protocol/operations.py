@@ -84,6 +84,7 @@ def _send(reading: Reading, params: Params, *, streaming: bool) -> SendMessage:
         streaming=streaming,
         # Its task id is the new task's, once there is one.
         push_config=None if inline is None else shapes.decode_push_config(inline, task_id=""),
+        if_generation_match=configuration.optional_int64("ifGenerationMatch"),
     )
 
 
@@ -161,7 +162,11 @@ _TABLE = (
     ),
     Method(
         "GetTask",
-        lambda _, params: GetTask(params.required_id("id"), params.optional_int("historyLength")),
+        lambda _, params: GetTask(
+            params.required_id("id"),
+            params.optional_int("historyLength"),
+            params.optional_int64("currentGeneration"),
+        ),
     ),
     Method("CancelTask", lambda _, params: CancelTask(params.required_id("id"))),
     Method("ListTasks", _list),

@@ -15,6 +15,9 @@ from .model import JSONObject
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 #: The longest id a request may name: a task, context, message or push config id.
 MAX_ID_CHARS = 1024
+_INT64_MAX = 2**63 - 1
+# ASCII digits only (str.isdigit() takes "³" too), and no more than int64's 19.
+_DIGITS = re.compile("[0-9]{1,19}")
 
 
 class Params:
@@ -72,6 +75,22 @@ class Params:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise A2AError.invalid_params(f"{self._where(name)} must be a whole number >= 0")
         return value
+
+    def optional_int64(self, name: str) -> int | None:
+        """A proto int64 >= 0, as ProtoJSON reads one: a JSON number or a decimal string."""
+        value = self._lookup(name)
+        if value == "":
+            return None  # proto3 JSON's unset, as optional_str reads it
+        if not isinstance(value, str):
+            found = self.optional_int(name)  # None, or a whole number >= 0
+            if found is None or found <= _INT64_MAX:
+                return found
+        elif _DIGITS.fullmatch(value) and int(value) <= _INT64_MAX:
+            return int(value)
+        raise A2AError.invalid_params(
+            f"{self._where(name)} must be a whole number from 0 to {_INT64_MAX} "
+            "(a JSON number or a decimal string)"
+        )
 
     def optional_bool(self, name: str) -> bool | None:
         value = self._lookup(name)

@@ -17,7 +17,7 @@ from .errors import A2AError, ErrorCode, InvalidRequest, NoRoute, quoted_id
 from .jsonrpc import dump, load
 from .model import JSONObject
 from .strict import may_hold_surrogates, unwritable
-from .versions import REST_VERSION, V1, negotiate
+from .versions import REST_VERSION, V1, V11, negotiate
 
 #: What the binding answers in (spec §11.1), and the A2A media type it also takes.
 JSON = "application/json"
@@ -102,6 +102,8 @@ def codec_for(requested: str | None) -> tuple[Codec, A2AError | None]:
     if requested is None or not requested.strip():
         return V1, None
     codec, unsupported = negotiate(requested)
+    if unsupported is None and codec is V11:
+        return codec, None  # 1.0's routes and shapes, with the 1.1 draft's generation
     if unsupported is None and codec is not V1:
         unsupported = A2AError(
             ErrorCode.VERSION_NOT_SUPPORTED,
@@ -206,6 +208,7 @@ _STATUSES: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED: (400, "FAILED_PRECONDITION"),
     ErrorCode.EXTENSION_SUPPORT_REQUIRED: (400, "FAILED_PRECONDITION"),
     ErrorCode.VERSION_NOT_SUPPORTED: (400, "UNIMPLEMENTED"),
+    ErrorCode.TASK_GENERATION_MISMATCH: (409, "ABORTED"),
     ErrorCode.SERVER_BUSY: (503, "UNAVAILABLE"),
 }
 # Statuses the edge answers for its own reasons, whatever the error's code.
@@ -228,11 +231,13 @@ def error_body(error: A2AError, status: int) -> bytes:
     """The binding's error body: a google.rpc.Status whose ErrorInfo's reason names the A2A
     error, which is how both SDKs' REST clients tell one error from another."""
     reason = "INVALID_REQUEST" if error.code is ErrorCode.PARSE_ERROR else error.code.name
-    info = {
+    info: JSONObject = {
         "@type": "type.googleapis.com/google.rpc.ErrorInfo",
         "reason": reason,
         "domain": "a2a-protocol.org",
     }
+    if error.metadata:
+        info["metadata"] = error.metadata
     name = _NAMES.get(status) or _STATUSES[error.code][1]
     document = {"code": status, "status": name, "message": error.message, "details": [info]}
     return dump({"error": document})

@@ -26,7 +26,11 @@ _FILE = FileFields(media_type="mediaType", name="filename", content="raw", url="
 
 
 class V1Shapes:
-    """v1.0's shapes (shapes.Shapes): parts without a kind, results named by their member."""
+    """v1.0's shapes (shapes.Shapes): parts without a kind, results named by their member.
+    1.1's too (drafted): `version` is the one a push config made with them is sent in."""
+
+    def __init__(self, version: str = V1_0.version) -> None:
+        self._version = version
 
     def decode_part(self, part: Params, modes: Modes) -> Part:
         kinds = [kind for kind in _PART_KINDS if kind in part.document]
@@ -76,7 +80,7 @@ class V1Shapes:
             scheme, credentials = found.optional_str("scheme"), found.optional_str("credentials")
             authentication = push_authentication(found, scheme, credentials)
         return push_config(
-            config, task_id=task_id, version=V1_0.version, authentication=authentication
+            config, task_id=task_id, version=self._version, authentication=authentication
         )
 
     def decode_push_create(self, params: Params) -> CreatePushConfig:

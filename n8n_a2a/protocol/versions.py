@@ -7,13 +7,19 @@ import re
 
 from .codec import Codec
 from .errors import A2AError, ErrorCode
-from .facts import V0_3, V1_0
+from .facts import V0_3, V1_0, V1_1
 from .v03 import V03Shapes
 from .v1 import V1Shapes
 
 V1 = Codec(V1_0, V1Shapes())
 V03 = Codec(V0_3, V03Shapes())
+#: A2A 1.1 as drafted: served to a caller that asks for it, never declared on the card
+#: (no released client speaks it; see facts.V1_1).
+V11 = Codec(V1_1, V1Shapes(V1_1.version))
+#: The released versions served: the card's interfaces.
 SUPPORTED = {codec.facts.version: codec for codec in (V1, V03)}
+#: Every version a request may ask for.
+SERVED = {**SUPPORTED, V11.facts.version: V11}
 #: The version the HTTP+JSON binding serves (rest.py): v0.3's REST shape is the v0.3
 #: proto's, not v03.py's. Here, so that the card names it without the binding's tables.
 REST_VERSION = V1.facts.version
@@ -35,12 +41,12 @@ def codec_for(requested: str | None) -> Codec:
     found = _VERSION.fullmatch(requested.strip())
     if found:
         key = f"{int(found['major'])}.{int(found['minor'] or 0)}"
-        if key in SUPPORTED:
-            return SUPPORTED[key]
+        if key in SERVED:
+            return SERVED[key]
     raise A2AError(
         ErrorCode.VERSION_NOT_SUPPORTED,
         f"A2A version {requested.strip()[:32]!r} is not supported; "
-        f"this agent speaks {', '.join(sorted(SUPPORTED))}",
+        f"this agent speaks {', '.join(sorted(SUPPORTED))} (and the 1.1 draft)",
     )
 
 

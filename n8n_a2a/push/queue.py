@@ -90,4 +90,5 @@ def _merged(first: TaskEvent, then: TaskEvent) -> ArtifactUpdate | None:
         return None
     text = "".join(part.text for part in (*first.artifact.parts, *then.artifact.parts))
     artifact = replace(first.artifact, parts=(Part(text),))
-    return replace(first, artifact=artifact, sequence=then.sequence)
+    # The later one's number and generation: a receiver sees a gap where two went as one.
+    return replace(first, artifact=artifact, sequence=then.sequence, relayed=then.relayed)

@@ -150,7 +150,11 @@ def event_doc(event: TaskEvent) -> JSONObject:
     return doc
 
 
-def event_of(task_id: str, context_id: str, sequence: int, doc: dict[str, Any]) -> TaskEvent:
+def event_of(
+    task_id: str, context_id: str, sequence: int, doc: dict[str, Any], relayed: int = 0
+) -> TaskEvent:
+    """The event a row holds; `relayed`: the task's relayed chunks when it was made (its
+    row's column, as its number: see protocol/model.py)."""
     if "artifact" in doc:
         return ArtifactUpdate(
             task_id,
@@ -159,7 +163,8 @@ def event_of(task_id: str, context_id: str, sequence: int, doc: dict[str, Any]) 
             sequence,
             doc["append"],
             doc["lastChunk"],
+            relayed,
         )
     return StatusUpdate(
-        task_id, context_id, status_of(doc["status"]), sequence, doc.get("metadata")
+        task_id, context_id, status_of(doc["status"]), sequence, doc.get("metadata"), relayed
     )

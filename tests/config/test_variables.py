@@ -61,6 +61,8 @@ DEFAULTS: dict[str, object] = {
     "shutdown_grace": 30.0,
     "stream_keepalive": 15.0,
     "max_streams_per_caller": 32,
+    "long_poll_timeout": 30.0,
+    "max_long_polls_per_caller": 32,
     "require_token": False,
     "oidc_issuer": None,
     "oidc_audience": None,

@@ -20,7 +20,7 @@ NOW = datetime(2026, 12, 3, tzinfo=UTC)
 
 
 def test_a_status_alone_is_one_event_numbered_after_the_version() -> None:
-    events = change_events("t", "c", 4, Change(TaskState.WORKING, NOW))
+    events = change_events("t", "c", 4, 0, Change(TaskState.WORKING, NOW))
     assert events == (StatusUpdate("t", "c", TaskStatus(TaskState.WORKING, NOW), 5),)
 
 
@@ -35,7 +35,7 @@ def test_artifacts_come_first_in_order_then_the_status_with_the_metadata() -> No
         artifacts=(first, second),
         metadata={"outcome": "ANSWERED"},
     )
-    assert change_events("t", "c", 1, change) == (
+    assert change_events("t", "c", 1, 0, change) == (
         ArtifactUpdate("t", "c", first, 2),
         ArtifactUpdate("t", "c", second, 3),
         StatusUpdate(
@@ -45,6 +45,16 @@ def test_artifacts_come_first_in_order_then_the_status_with_the_metadata() -> No
 
 
 def test_empty_metadata_is_no_metadata_on_the_status() -> None:
-    [event] = change_events("t", "c", 0, Change(TaskState.CANCELED, NOW, metadata={}))
+    [event] = change_events("t", "c", 0, 0, Change(TaskState.CANCELED, NOW, metadata={}))
     assert isinstance(event, StatusUpdate)
     assert event.metadata is None
+
+
+def test_each_event_is_one_generation_on_past_the_chunks_relayed_before_it() -> None:
+    """A2A 1.1: one generation a change of state or artifacts; a task at version 3 with 2
+    chunks counted is at generation 6, and the 4 chunks of this turn took 7 to 10."""
+    answer = Artifact("a-1", "answer", (Part("whole"),))
+    change = Change(TaskState.COMPLETED, NOW, artifacts=(answer,), relayed=4)
+    events = change_events("t", "c", 3, 2, change)
+    assert [event.sequence for event in events] == [4, 5]
+    assert [event.generation for event in events] == [11, 12]

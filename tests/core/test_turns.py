@@ -233,11 +233,13 @@ def test_data_and_files_are_kept_whole_however_large() -> None:
 
 
 def test_a_streamed_answer_goes_in_chunks_then_whole_under_one_id() -> None:
-    task = replace(a_task(S.WORKING), version=1)
-    first = answer_chunk(task, "answer-1", "Yes", first=True)
-    then = answer_chunk(task, "answer-1", ", 12", first=False)
+    task = replace(a_task(S.WORKING), version=1, relayed=3)
+    first = answer_chunk(task, "answer-1", "Yes", 0)
+    then = answer_chunk(task, "answer-1", ", 12", 1)
     assert (first.sequence, first.append, first.last_chunk) == (2, False, False)
     assert (then.append, then.last_chunk, then.artifact.name) == (True, False, ANSWER)
+    # Each a generation of the task's: the task is at 5, its chunks 6 and 7.
+    assert (task.generation, first.generation, then.generation) == (5, 6, 7)
     change = ended(task, Verdict(Outcome.ANSWERED, "Yes, 12"), MOMENT, "answer-1")
     [whole] = change.artifacts
     assert (whole.artifact_id, whole.parts[0].text) == ("answer-1", "Yes, 12")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -429,6 +430,43 @@ async def test_a_chunk_read_in_the_step_of_a_cut_does_not_follow_the_end() -> No
         e.artifact.parts[0].text if isinstance(e, ArtifactUpdate) else e.status.state for e in heard
     ]
     assert shown == ["first ", TaskState.CANCELED]
+    # The cancel counts the chunk that went out: one generation each, none twice.
+    assert [event.generation for event in heard] == [3, 4]
+
+
+class Streaming(ScriptedWorkflow):
+    """Relays its answer in three chunks, then answers it whole."""
+
+    async def call(
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
+    ) -> WebhookReply:
+        assert relay is not None
+        for chunk in ("g", "o", "!"):
+            relay(chunk)
+            await trio.lowlevel.checkpoint()
+        return await super().call(request, caller)
+
+
+async def test_each_chunk_of_a_streamed_answer_is_a_generation_the_end_counts() -> None:
+    workflow, events = Streaming(everything=True), LocalTaskEvents()
+    heard: list[TaskEvent] = []
+    async with trio.open_nursery() as nursery:
+        executor = Executor(nursery, MemoryTaskStore(), events, workflow, ExecutorConfig("skill"))
+        await nursery.start(executor.listen)
+        stream = message("go!")
+        async with executor.stream(replace(stream, streaming=True), Caller()) as task_stream:
+            assert task_stream.task.generation == 1
+            while (event := await task_stream.next()) is not None:
+                heard.append(event)
+        done = await executor.get(task_stream.task.id, Caller())
+        nursery.cancel_scope.cancel()
+    # working 2, the chunks 3 to 5, the whole answer 6, completed 7: what GetTask says too.
+    assert [event.generation for event in heard] == [2, 3, 4, 5, 6, 7]
+    assert (done.generation, done.version, done.relayed) == (7, 3, 3)
 
 
 class Reading(ScriptedWorkflow):

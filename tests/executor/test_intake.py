@@ -293,3 +293,51 @@ async def test_another_callers_message_id_is_never_matched() -> None:
         his = await executor.send(message("order", blocking=True), bob)
     assert hers.id != his.id
     assert len(workflow.calls) == 2
+
+
+# ifGenerationMatch (A2A 1.1 as drafted): a next turn only from the generation it names.
+
+
+def expecting(send: SendMessage, generation: int) -> SendMessage:
+    return replace(send, if_generation_match=generation)
+
+
+async def test_a_next_turn_at_another_generation_is_refused_and_runs_nothing() -> None:
+    workflow, store = ScriptedWorkflow(everything=True), MemoryTaskStore()
+    push = RecordingPush(store)
+    async with executor_for(workflow, store, input_required=True, push=push) as executor:
+        asked = await executor.send(message("ask: which item?", blocking=True), Caller())
+        # submitted 1, working 2, input-required 3.
+        assert (asked.status.state, asked.generation) == (TaskState.INPUT_REQUIRED, 3)
+        for send in (reply_to(asked, "flour"), with_push_to(reply_to(asked, "flour"))):
+            with pytest.raises(A2AError) as raised:
+                await executor.send(expecting(send, 2), Caller())
+            assert raised.value.code is ErrorCode.TASK_GENERATION_MISMATCH
+            assert raised.value.metadata == {
+                "taskId": asked.id,
+                "expectedGeneration": "2",
+                "currentGeneration": "3",
+            }
+            assert "expected 2 but current generation is 3" in raised.value.message
+        assert (len(workflow.calls), push.registered) == (1, [])
+        answered = await executor.send(
+            expecting(reply_to(asked, "flour", blocking=True), 3), Caller()
+        )
+        assert (answered.status.state, len(workflow.calls)) == (TaskState.COMPLETED, 2)
+
+
+def with_push_to(send: SendMessage) -> SendMessage:
+    return replace(send, push_config=PushConfig("", "", "https://bridge.example/hook"))
+
+
+async def test_a_new_task_ignores_the_generation_and_a_retry_is_its_first_task() -> None:
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, input_required=True) as executor:
+        made = await executor.send(expecting(message("ask", blocking=True), 42), Caller())
+        assert made.status.state is TaskState.INPUT_REQUIRED
+        turn = expecting(reply_to(made, "flour", blocking=True), made.generation)
+        answered = await executor.send(turn, Caller())
+        # Sent again, after the task moved on: the same task, not a mismatch.
+        again = await executor.send(turn, Caller())
+        assert (again.id, again.status.state) == (answered.id, TaskState.COMPLETED)
+        assert len(workflow.calls) == 2

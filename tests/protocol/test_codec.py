@@ -16,6 +16,7 @@ from google.protobuf import json_format  # type: ignore[import-untyped]
 from n8n_a2a.protocol.codec import Codec
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
+    ArtifactUpdate,
     GetTask,
     ListTasks,
     SendMessage,
@@ -25,7 +26,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
 )
 from n8n_a2a.protocol.push import PushAuthentication, PushConfig
-from n8n_a2a.protocol.versions import V03, V1
+from n8n_a2a.protocol.versions import V03, V1, V11
 from tests.protocol.samples import (
     CREDENTIALS,
     STAMP,
@@ -354,3 +355,45 @@ def test_an_id_past_1024_characters_is_refused_naming_the_field(
 
 def test_an_id_of_1024_characters_is_taken() -> None:
     assert V1.decode("GetTask", {"id": "t" * 1024}) == GetTask("t" * 1024)
+
+
+# A2A 1.1 as drafted: the generation, served to a caller that asks for 1.1 only.
+
+
+def test_the_generation_is_served_as_protojson_s_int64_to_a_1_1_caller_only() -> None:
+    task = replace(a_task(), version=3, relayed=2)
+    update = StatusUpdate("t-1", "c-1", task.status, 3, relayed=2)
+    chunk = ArtifactUpdate("t-1", "c-1", task.artifacts[0], 2, relayed=2)
+    assert V11.encode_task(task)["generation"] == "6"
+    assert V11.encode_stream_event(update)["statusUpdate"]["generation"] == "6"
+    assert V11.encode_stream_event(chunk)["artifactUpdate"]["generation"] == "5"
+    for codec in (V1, V03):
+        written = json.dumps([codec.encode_task(task), codec.encode_stream_event(update)])
+        assert "generation" not in written
+
+
+def test_a_get_s_current_generation_and_a_send_s_if_generation_match_are_read() -> None:
+    assert V11.decode("GetTask", {"id": "t", "currentGeneration": "4"}) == GetTask("t", None, 4)
+    assert V1.decode("GetTask", {"id": "t", "current_generation": 4}) == GetTask("t", None, 4)
+    send = V11.decode("SendMessage", {**v1_send(), "configuration": {"ifGenerationMatch": "7"}})
+    assert isinstance(send, SendMessage) and send.if_generation_match == 7
+    plain = V1.decode("SendMessage", v1_send())
+    assert isinstance(plain, SendMessage) and plain.if_generation_match is None
+
+
+def test_a_generation_mismatch_names_both_generations_in_its_error_info() -> None:
+    metadata = {"taskId": "t-1", "expectedGeneration": "3", "currentGeneration": "5"}
+    error = A2AError(ErrorCode.TASK_GENERATION_MISMATCH, "mismatch", metadata)
+    assert V11.encode_error(error) == {
+        "code": -32010,
+        "message": "mismatch",
+        "data": [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "TASK_GENERATION_MISMATCH",
+                "domain": "a2a-protocol.org",
+                "metadata": metadata,
+            }
+        ],
+    }
+    assert V03.encode_error(error) == {"code": -32010, "message": "mismatch"}

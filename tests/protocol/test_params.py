@@ -86,3 +86,30 @@ def test_a_non_empty_list_of_objects_is_required() -> None:
         "params.parts[0]",
         "params.parts[1]",
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        (None, None),
+        ("", None),
+        (0, 0),
+        (5, 5),
+        (5.0, 5),
+        ("5", 5),
+        ("9223372036854775807", 2**63 - 1),
+    ],
+)
+def test_an_int64_is_a_json_number_or_a_decimal_string_as_protojson_reads_it(
+    value: Any, read: int | None
+) -> None:
+    assert Params({"g": value}).optional_int64("g") == read
+
+
+@pytest.mark.parametrize(
+    "value",
+    [-1, "-1", "1e3", " 5", "\u0663", "9" * 20, 2**63, "9223372036854775808", True, 1.5, []],
+)
+def test_an_int64_past_its_range_or_no_number_is_refused(value: Any) -> None:
+    message = refused(lambda: Params({"g": value}).optional_int64("g"))
+    assert message.startswith("params.g must be a whole number") and len(message) < 200

@@ -8,7 +8,7 @@ from n8n_a2a.protocol import rest
 from n8n_a2a.protocol.errors import A2AError, ErrorCode, NoRoute
 from n8n_a2a.protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from n8n_a2a.protocol.push import CreatePushConfig, DeletePushConfig
-from n8n_a2a.protocol.versions import V1
+from n8n_a2a.protocol.versions import V1, V11
 
 
 @pytest.mark.parametrize(
@@ -172,6 +172,8 @@ def test_a_body_that_is_no_json_object_is_refused(body: bytes, code: ErrorCode) 
         ),
         (ErrorCode.INVALID_AGENT_RESPONSE, 502, "INTERNAL", "INVALID_AGENT_RESPONSE"),
         (ErrorCode.SERVER_BUSY, 503, "UNAVAILABLE", "SERVER_BUSY"),
+        # A2A 1.1 as drafted (§3.3.2, §11.6).
+        (ErrorCode.TASK_GENERATION_MISMATCH, 409, "ABORTED", "TASK_GENERATION_MISMATCH"),
     ],
 )
 def test_an_error_is_a_status_and_a_google_rpc_status_body(
@@ -193,6 +195,21 @@ def test_an_error_is_a_status_and_a_google_rpc_status_body(
             ],
         }
     }
+
+
+def test_an_errors_metadata_goes_in_its_error_info() -> None:
+    metadata = {"taskId": "t-1", "expectedGeneration": "3", "currentGeneration": "5"}
+    error = A2AError(ErrorCode.TASK_GENERATION_MISMATCH, "mismatch", metadata)
+    [info] = json.loads(rest.error_body(error, 409))["error"]["details"]
+    assert (info["reason"], info["metadata"]) == ("TASK_GENERATION_MISMATCH", metadata)
+
+
+def test_a_long_poll_s_generation_is_read_from_the_query_as_int64() -> None:
+    asked = decode("GET", "/tasks/t-1", {"currentGeneration": "9223372036854775807"})
+    assert asked == GetTask("t-1", None, 2**63 - 1)
+    with pytest.raises(A2AError) as refused:
+        decode("GET", "/tasks/t-1", {"currentGeneration": "9223372036854775808"})
+    assert "currentGeneration" in refused.value.message
 
 
 def test_every_error_code_has_a_status() -> None:
@@ -217,6 +234,11 @@ def test_no_version_is_1_0_and_any_other_than_1_0_is_refused(
     assert (unsupported is not None) == refused
     if unsupported is not None:
         assert unsupported.code is ErrorCode.VERSION_NOT_SUPPORTED
+
+
+def test_the_1_1_draft_is_served_on_1_0_s_routes_with_the_generation() -> None:
+    codec, unsupported = rest.codec_for("1.1")
+    assert (codec, unsupported) == (V11, None)
 
 
 @pytest.mark.parametrize(

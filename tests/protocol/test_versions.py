@@ -19,6 +19,9 @@ from n8n_a2a.protocol.versions import METHODS, SUPPORTED, V03, V1, codec_for, ne
         ("1.0", "1.0"),
         ("1", "1.0"),
         ("1.0.0", "1.0"),
+        # A2A 1.1 as drafted, served to a caller that asks (never on the card).
+        ("1.1", "1.1"),
+        ("1.1.0", "1.1"),
     ],
 )
 def test_version_negotiation(requested: str | None, version: str) -> None:
@@ -28,7 +31,7 @@ def test_version_negotiation(requested: str | None, version: str) -> None:
 @pytest.mark.parametrize(
     "requested",
     [
-        *["2.0", "0.2", "1.1", "latest", "1.0.0.0", "x" * 1000],
+        *["2.0", "0.2", "1.2", "latest", "1.0.0.0", "x" * 1000],
         # Digits only in ASCII, and few of them: int() takes superscript and Arabic-Indic
         # digits, and refuses more than 4,300 of them.
         *["¹", "²", "1.²", "\u0663.\u0660", "1" * 4301, "1." + "0" * 40, "0001.0"],
@@ -45,8 +48,16 @@ def test_a_version_not_served_is_told_what_is() -> None:
     with pytest.raises(A2AError) as raised:
         codec_for("2.0")
     assert raised.value.message == (
-        "A2A version '2.0' is not supported; this agent speaks 0.3, 1.0"
+        "A2A version '2.0' is not supported; this agent speaks 0.3, 1.0 (and the 1.1 draft)"
     )
+
+
+def test_the_card_declares_the_released_versions_and_the_draft_only_answers() -> None:
+    assert sorted(SUPPORTED) == ["0.3", "1.0"]
+    draft = codec_for("1.1")
+    assert draft.facts.generation and not V1.facts.generation and not V03.facts.generation
+    # The draft is 1.0's wire: its methods and spellings, plus the generation.
+    assert draft.facts.methods == V1.facts.methods and draft.facts.states == V1.facts.states
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,7 @@ class MemoryTaskStore:
         check_move(task_id, task.status.state, change.state)
         if change.sent is not None:
             self._remember(change.sent, task_id)
-        events = change_events(task.id, task.context_id, task.version, change)
+        events = change_events(task.id, task.context_id, task.version, task.relayed, change)
         last = events[-1]
         assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
         # A Task made whole, not `replace`d: this is every move's path, and `replace`
@@ -98,6 +98,7 @@ class MemoryTaskStore:
             {**task.metadata, **change.metadata} if change.metadata else task.metadata,
             last.sequence,
             task.owner,
+            last.relayed,
         )
         self._tasks[task_id] = moved
         if is_terminal(change.state):

@@ -141,7 +141,9 @@ class PostgresTaskEvents:
             return connection.execute(_EVENTS, (list(wanted), list(wanted.values()))).fetchall()
 
         events = [
-            event_of(row["task_id"], row["context_id"], row["sequence"], row["event"])
+            event_of(
+                row["task_id"], row["context_id"], row["sequence"], row["event"], row["relayed"]
+            )
             for row in await self._pool.run(select)
         ]
         for event in events:
@@ -163,7 +165,7 @@ def parse_notification(payload: bytes) -> tuple[str, int] | None:
 
 
 _EVENTS: LiteralString = """
-SELECT e.task_id, t.context_id, e.sequence, e.event
+SELECT e.task_id, t.context_id, e.sequence, e.event, e.relayed
 FROM unnest(%s::text[], %s::integer[]) AS w(task_id, after)
 JOIN a2a_task_events e ON e.task_id = w.task_id AND e.sequence > w.after
 JOIN a2a_tasks t ON t.id = e.task_id

@@ -24,6 +24,9 @@ Tables:
   `messageId`, with its fingerprint and the task it made or continued, gone with the
   task. Its primary key is what makes a retry race-free across replicas: of two replicas
   taking the same message at once, one inserts, the other finds it.
+- `relayed` (step 3), on a task and on each event: the chunks of streamed answers relayed
+  before it, counted by the move that ends their turn. With the version, it makes A2A
+  1.1's `generation` (protocol/model.py). A replica of step 2 leaves it as it is.
 
 The tables and the NOTIFY channel are what replicas of different releases share.
 """
@@ -96,6 +99,13 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
             PRIMARY KEY (sender, message_id)
         );
         CREATE INDEX a2a_sent_messages_by_task ON a2a_sent_messages (task_id);
+        """,
+    ),
+    (
+        3,
+        """
+        ALTER TABLE a2a_tasks ADD COLUMN relayed integer NOT NULL DEFAULT 0;
+        ALTER TABLE a2a_task_events ADD COLUMN relayed integer NOT NULL DEFAULT 0;
         """,
     ),
 )

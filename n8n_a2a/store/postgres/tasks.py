@@ -38,7 +38,7 @@ _EXPIRY_BATCH = 5000
 
 _TASK_COLUMNS = (
     "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
-    "metadata, version"
+    "metadata, version, relayed"
 )
 
 
@@ -56,6 +56,7 @@ def _task_of(row: Row) -> Task:
         metadata=row["metadata"],
         version=row["version"],
         owner=row["owner"],
+        relayed=row["relayed"],
     )
 
 
@@ -129,7 +130,9 @@ class PostgresTaskStore(PostgresLeases):
         return _task_of(row)
 
     async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
-        events = change_events(task_id, "", version, change)
+        # Numbered as the task's version says (the relayed count, which only makes their
+        # generations, is the row's: the events' column takes it in the same statement).
+        events = change_events(task_id, "", version, 0, change)
         running = lifecycle.leased(change.state)
         parameters = {
             "id": task_id,
@@ -153,6 +156,7 @@ class PostgresTaskStore(PostgresLeases):
             "lease": self.lease_seconds if running else None,
             # A question asked: how long the caller has to answer, on the database's clock.
             "wait": self._input_ttl if lifecycle.takes_message(change.state) else None,
+            "relayed": change.relayed,
             "sequences": [event.sequence for event in events],
             "events": [Json(event_doc(event)) for event in events],
             "channel": CHANNEL,
@@ -176,7 +180,8 @@ class PostgresTaskStore(PostgresLeases):
         if row is None:
             return None
         task = _task_of(row)
-        return Moved(task, change_events(task.id, task.context_id, version, change))
+        relayed = task.relayed - change.relayed  # the count before this change's chunks
+        return Moved(task, change_events(task.id, task.context_id, version, relayed, change))
 
     async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
         """A page of the owner's tasks, the most recently updated first (ties broken by id):
@@ -291,6 +296,7 @@ WITH moved AS (
         artifacts = artifacts || %(made)s::json[],
         metadata = metadata || %(metadata)s,
         version = %(to)s,
+        relayed = relayed + %(relayed)s,
         finished_at = %(finished)s,
         lease_holder = %(holder)s,
         lease_until = now() + %(lease)s * interval '1 second',
@@ -298,8 +304,8 @@ WITH moved AS (
     WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
     RETURNING *
 ), logged AS (
-    INSERT INTO a2a_task_events (task_id, sequence, event)
-    SELECT moved.id, e.sequence, e.event
+    INSERT INTO a2a_task_events (task_id, sequence, event, relayed)
+    SELECT moved.id, e.sequence, e.event, moved.relayed
     FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[]) AS e(sequence, event)
 ), remembered AS (
     INSERT INTO a2a_sent_messages (sender, message_id, fingerprint, task_id)
@@ -307,7 +313,7 @@ WITH moved AS (
     FROM moved WHERE %(message_id)s::text IS NOT NULL
 )
 SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
-       metadata, version, pg_notify(%(channel)s, id || ' ' || version) AS notified
+       metadata, version, relayed, pg_notify(%(channel)s, id || ' ' || version) AS notified
 FROM moved
 """
 
@@ -323,7 +329,7 @@ _PAGE: LiteralString = (
     """
 SELECT id, context_id, owner, state, status_timestamp, status_message, history,
        CASE WHEN %(artifacts)s THEN artifacts ELSE '{}'::json[] END AS artifacts,
-       metadata, version
+       metadata, version, relayed
 """
     + _FOUND
     + """
