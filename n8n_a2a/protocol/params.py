@@ -6,6 +6,7 @@ TCK sends `history_length` where the SDKs send `historyLength`.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -20,6 +21,12 @@ _INT64_MAX = 2**63 - 1
 _DIGITS = re.compile("[0-9]{1,19}")
 
 
+@functools.cache
+def _snake(name: str) -> str:
+    """A field's snake_case twin: made once a name (a send looks up several it lacks)."""
+    return _UPPER.sub("_", name).lower()
+
+
 class Params:
     """A JSON object in a request, with its path from `params` for error messages."""
 
@@ -30,7 +37,7 @@ class Params:
     def _lookup(self, name: str) -> Any:
         if name in self.document:
             return self.document[name]
-        return self.document.get(_UPPER.sub("_", name).lower())
+        return self.document.get(_snake(name))
 
     def _where(self, name: str) -> str:
         return f"{self.path}.{name}"
@@ -79,8 +86,8 @@ class Params:
     def optional_int64(self, name: str) -> int | None:
         """A proto int64 >= 0, as ProtoJSON reads one: a JSON number or a decimal string."""
         value = self._lookup(name)
-        if value == "":
-            return None  # proto3 JSON's unset, as optional_str reads it
+        if value is None or value == "":
+            return None  # unset ("": proto3 JSON's, as optional_str reads it)
         if not isinstance(value, str):
             found = self.optional_int(name)  # None, or a whole number >= 0
             if found is None or found <= _INT64_MAX:

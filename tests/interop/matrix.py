@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import sys
@@ -160,11 +161,16 @@ JS_MODES = {
 DRIVER_DEADLINE = 120
 
 
-async def drive(argv: list[str | Path]) -> Result:
-    """Run a driver; its last line of output is the JSON result."""
+async def drive(argv: list[str | Path], env: dict[str, str] | None = None) -> Result:
+    """Run a driver (with `env` beside this process's environment); its last line of
+    output is the JSON result."""
     with trio.fail_after(DRIVER_DEADLINE):
         done = await trio.run_process(
-            [str(a) for a in argv], capture_stdout=True, capture_stderr=True, check=False
+            [str(a) for a in argv],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=None if env is None else {**os.environ, **env},
         )
     if done.returncode != 0:
         pytest.fail(f"driver exited {done.returncode}:\n{done.stderr.decode()[-4000:]}")

@@ -58,10 +58,15 @@ def client_dir() -> Path:
 
 
 async def _drive(
-    client_dir: Path, adapter: str, mode: str, *arguments: str, token: str = matrix.TOKEN
+    client_dir: Path,
+    adapter: str,
+    mode: str,
+    *arguments: str,
+    token: str = matrix.TOKEN,
+    env: dict[str, str] | None = None,
 ) -> matrix.Result:
     driver = client_dir / "drive.mjs"
-    result = await matrix.drive(["node", driver, adapter, token, mode, *arguments])
+    result = await matrix.drive(["node", driver, adapter, token, mode, *arguments], env)
     assert (result["client"], result["version"]) == ("@a2a-js/sdk", VERSION)
     assert (result["protocolVersion"], result["transport"]) == MODES[mode]
     return result
@@ -79,6 +84,27 @@ async def test_every_outcome(
     result = await _drive(client_dir, adapter, mode, "conversation", *matrix.OUTCOME_TEXTS)
     matrix.note_runtime(request, result)
     matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [pytest.param(mode, id=mode.replace(" ", "-")) for mode in ("v1.0", "v1.0 REST")],
+)
+async def test_a_caller_asking_for_the_1_1_draft_reads_its_answers_and_streams(
+    client_dir: Path, adapter: str, stub: StubWebhook, mode: str
+) -> None:
+    """Every request with A2A-Version: 1.1, so every answer and event carries the task's
+    generation (docs/calling.md): the SDK, which knows no such field, reads them alike."""
+    asking = {"A2A_ASK_VERSION": "1.1"}
+    result = await _drive(
+        client_dir, adapter, mode, "conversation", *matrix.OUTCOME_TEXTS, env=asking
+    )
+    matrix.check_conversation(result, stub, not_found_type="TaskNotFoundError")
+    stub.received.clear()
+    streamed = await _drive(client_dir, adapter, mode, "stream", *matrix.STREAMED_TEXTS, env=asking)
+    matrix.check_streams(streamed, stub)
+    called = await matrix.methods_called(adapter, matrix.binding_of(streamed["transport"]))
+    assert called, "the adapter answered none of the SDK's requests"
 
 
 @pytest.mark.parametrize("mode", _modes(" retries"))

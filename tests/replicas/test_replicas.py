@@ -8,7 +8,9 @@ import signal
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import psycopg
 import pytest
 import trio
@@ -166,6 +168,35 @@ async def test_one_message_sent_to_both_replicas_at_once_runs_the_workflow_once(
         assert answers[0].id == answers[1].id, round_
         calls = [r.json["taskId"] for r in stub.received if r.json["taskId"] == answers[0].id]
         assert calls == [answers[0].id], round_
+
+
+async def poll_11(url: str, task_id: str, generation: str) -> dict[str, Any]:
+    """A v1.1 GetTask held until the task's generation passes `generation`."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "GetTask",
+        "params": {"id": task_id, "currentGeneration": generation},
+    }
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(url, json=body, headers={"A2A-Version": "1.1"})
+    task: dict[str, Any] = response.json()["result"]
+    return task
+
+
+async def test_a_long_poll_on_one_replica_is_woken_by_a_change_on_another(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    """A2A 1.1 as drafted: a GetTask with currentGeneration held on B while A runs the
+    task, answered at the task's end (not at B's 20 s timeout) with the generation A's
+    moves made."""
+    a, b = await two(replicas, stub, postgres_url, tmp_path, ADAPTER_LONG_POLL_TIMEOUT="20")
+    sent = await send_to(a.url, "sleep:0.5", blocking=False)
+    started = trio.current_time()
+    with trio.fail_after(10):
+        woken = await poll_11(b.url, sent.id, "2")
+    assert woken["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert woken["generation"] == "4" and trio.current_time() - started < 10
 
 
 async def test_a_replica_killed_mid_call_leaves_its_task_lost_not_working(

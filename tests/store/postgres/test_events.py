@@ -51,12 +51,15 @@ async def test_a_move_on_one_replica_reaches_listeners_on_another(
             working = await here.move(task.id, 0, Change(TaskState.WORKING, now()))
             assert working is not None
             reply = Message("m-2", Role.AGENT, (Part("done"),))
-            done = await here.move(task.id, 1, Change(TaskState.CANCELED, now(), reply))
+            # Two chunks went out before the cancel: it counts them, as its event read back.
+            cancel = Change(TaskState.CANCELED, now(), reply, relayed=2)
+            done = await here.move(task.id, 1, cancel)
             assert done is not None
             with trio.fail_after(5):
                 await arrived.wait()
         nursery.cancel_scope.cancel()
     assert heard == [*working.events, *done.events]  # each once, in order
+    assert [event.generation for event in heard] == [2, 5]
 
 
 async def test_events_published_here_are_not_handed_twice(

@@ -341,6 +341,8 @@ async function main() {
     const fetchImpl = (input, init = {}) => {
       const headers = new Headers(init.headers);
       headers.set("Authorization", `Bearer ${bearer}`);
+      // A caller asking for another A2A version than the SDK's own (the 1.1 draft).
+      if (process.env.A2A_ASK_VERSION) headers.set("A2A-Version", process.env.A2A_ASK_VERSION);
       return fetch(input, { ...init, headers });
     };
     const resolver = new DefaultAgentCardResolver({ fetchImpl, ...legacy });
