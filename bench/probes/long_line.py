@@ -25,7 +25,7 @@ from webhook_cpu import client_settings
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.config.settings import MAX_PAYLOAD_BYTES
 from n8n_a2a.core.chunks import ChunkReader
-from n8n_a2a.core.contract import StreamedReply
+from n8n_a2a.core.replies import StreamedReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 
 PIECE = 10

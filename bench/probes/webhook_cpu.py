@@ -26,7 +26,7 @@ from settings import BENCH
 import n8n_a2a
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.config import Settings
-from n8n_a2a.core.contract import HttpReply
+from n8n_a2a.core.replies import HttpReply
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 
 

@@ -20,7 +20,7 @@ import trio
 from webhook_cpu import client_settings, stub_webhook
 
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.core.contract import HttpReply
+from n8n_a2a.core.replies import HttpReply
 from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook import WebhookClient, WebhookRequest
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import json
 
-from .contract import StreamedReply
+from .replies import StreamedReply
 
 #: The longest line taken is this many times the most text gathered (ADAPTER_MAX_REPLY_BYTES,
 #: the bound of a reply read whole), and LINE_EXTRA_BYTES: one item may carry all the

@@ -15,11 +15,10 @@ Pure: no I/O, no httpx; webhook/client.py turns the HTTP exchange into a Webhook
 from __future__ import annotations
 
 import codecs
-import enum
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import strict
@@ -27,6 +26,7 @@ from ..protocol.errors import NotJSON
 from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes
 from ..protocol.model import Part
 from .attachments import cleaned, data_of, files_of
+from .replies import HttpReply, Outcome, StreamedReply, TransportFailure, Verdict, WebhookReply
 from .sanitising import cut, markup_free, redact, repair
 from .too_large import size_refusal
 
@@ -36,89 +36,6 @@ RAW_EXCERPT_CHARS = 2000
 _CONTRACT = '{"answer": string, "escalate": boolean}'
 # The bound a reply went past, as a reason names it: the setting and its value.
 _PAST = "ADAPTER_MAX_REPLY_BYTES ({:,} bytes), the most of a reply the adapter reads"
-
-
-class Outcome(enum.Enum):
-    """What a webhook call came to. Only ANSWERED completes a task."""
-
-    ANSWERED = "ANSWERED"
-    INPUT_REQUIRED = "INPUT_REQUIRED"
-    ESCALATED = "ESCALATED"
-    SILENT = "SILENT"
-    OFF_CONTRACT = "OFF_CONTRACT"
-    NOT_REGISTERED = "NOT_REGISTERED"
-    HTTP_ERROR = "HTTP_ERROR"
-    REDIRECTED = "REDIRECTED"
-    TIMEOUT = "TIMEOUT"
-    UNREACHABLE = "UNREACHABLE"
-    TLS_FAILURE = "TLS_FAILURE"
-    BROKEN_REPLY = "BROKEN_REPLY"
-    ADAPTER_ERROR = "ADAPTER_ERROR"
-    CANCELED = "CANCELED"
-    SHUTDOWN = "SHUTDOWN"
-    INPUT_EXPIRED = "INPUT_EXPIRED"
-    LOST = "LOST"
-    NODE_ERROR = "NODE_ERROR"
-
-
-@dataclass(frozen=True, slots=True)
-class HttpReply:
-    """The webhook answered over HTTP. `truncated`: the body went past `read_limit`
-    (ADAPTER_MAX_REPLY_BYTES). `content_encoding`: the body is still in this encoding, which
-    the adapter does not decode. `subject_token`: the caller's token, kept out of the
-    verdict. `request_bytes`, `multipart`: the request's size and way, to read a refusal."""
-
-    status: int
-    body: bytes
-    content_type: str = ""
-    location: str = ""
-    truncated: bool = False
-    read_limit: int = 0
-    content_encoding: str = ""
-    subject_token: str | None = field(default=None, repr=False)
-    request_bytes: int = 0
-    multipart: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class TransportFailure:
-    """No HTTP answer came back; `detail` says why, for a person."""
-
-    outcome: Outcome
-    detail: str
-    subject_token: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class StreamedReply:
-    """The webhook streamed its reply as n8n's JSON lines (core/chunks.py read them): the text
-    of its items, or what went wrong (`problem`: the stream itself; `error`: an error
-    chunk's description). `raw`: the line at fault, or the stream's first bytes, as sent,
-    to show. `truncated`: the text went past its bound, `read_limit` (in UTF-8 bytes)."""
-
-    status: int
-    text: str
-    problem: str = ""
-    error: str = ""
-    raw: str = ""
-    truncated: bool = False
-    read_limit: int = 0
-    subject_token: str | None = field(default=None, repr=False)
-
-
-WebhookReply = HttpReply | TransportFailure | StreamedReply
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The outcome and the text the task carries: the answer, or why it failed.
-    `repaired`: text of the reply that was not valid Unicode is shown as U+FFFD.
-    `parts`: an answer's `data` (one data part) and `files` (a file part each), in order."""
-
-    outcome: Outcome
-    text: str
-    repaired: bool = False
-    parts: tuple[Part, ...] = ()
 
 
 def classify(

@@ -26,8 +26,8 @@ from ..protocol.model import (
 )
 from . import lifecycle
 from .changes import Change
-from .contract import Outcome, Verdict
 from .owners import Owner
+from .replies import Outcome, Verdict
 from .retention import kept_message
 
 #: The name of the artifact that carries the workflow's text answer.

@@ -30,7 +30,8 @@ from __future__ import annotations
 import enum
 from typing import assert_never
 
-from ..core.contract import HttpReply, StreamedReply, Verdict, classify
+from ..core.contract import classify
+from ..core.replies import HttpReply, StreamedReply, Verdict
 from ..core.turns import ADAPTER_FAILED, answer_chunk, reply_not_held
 from ..protocol.model import Task
 from .call_events import (

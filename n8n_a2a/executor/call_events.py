@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.contract import Verdict, WebhookReply
+from ..core.replies import Verdict, WebhookReply
 from ..protocol.model import ArtifactUpdate, Task
 
 # Events: what the driver tells a call.

@@ -28,8 +28,8 @@ import trio
 from ..auth.caller import Caller
 from ..budget import MemoryBudget, Reservation, caller_key
 from ..core import lifecycle
-from ..core.contract import WebhookReply
 from ..core.errors import AtCapacity, StoreUnavailable
+from ..core.replies import WebhookReply
 from ..core.turns import ADAPTER_FAILED, CUT_BY_SHUTDOWN, new_id
 from ..observability import traces
 from ..observability.spans import Span

@@ -15,8 +15,8 @@ from datetime import datetime
 from ..auth.caller import Caller
 from ..core import lifecycle, turns
 from ..core.changes import Change
-from ..core.contract import Verdict
 from ..core.owners import Owner
+from ..core.replies import Verdict
 from ..core.sent import Sent
 from ..protocol.errors import A2AError
 from ..protocol.model import ListTasks, Message, Task, TaskPage

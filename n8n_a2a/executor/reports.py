@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..core.contract import Outcome
+from ..core.replies import Outcome
 from ..core.sanitising import cut
 from ..observability.metrics import Metrics
 from ..observability.spans import Span

@@ -14,8 +14,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..core.contract import Outcome
 from ..core.errors import AuthReason
+from ..core.replies import Outcome
 
 #: The content type of `GET /metrics`.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

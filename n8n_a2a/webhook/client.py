@@ -22,7 +22,7 @@ import trio
 from .. import __version__
 from ..auth.caller import Caller
 from ..config import Settings
-from ..core.contract import HttpReply, Outcome, TransportFailure, WebhookReply
+from ..core.replies import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..core.sanitising import repair
 from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind

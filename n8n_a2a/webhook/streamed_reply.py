@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ..core.chunks import ChunkReader
-from ..core.contract import StreamedReply
+from ..core.replies import StreamedReply
 from .reading import Relay, ReplyRoom
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from n8n_a2a.core.chunks import MAX_KEY_CHARACTERS, MAX_OPEN_BEGINS, ChunkReader
-from n8n_a2a.core.contract import StreamedReply
+from n8n_a2a.core.replies import StreamedReply
 
 # The most text a reader gathers here (ADAPTER_MAX_REPLY_BYTES in the adapter).
 BOUND = 1024 * 1024

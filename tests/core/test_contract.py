@@ -7,15 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from n8n_a2a.core.contract import (
-    RAW_EXCERPT_CHARS,
-    HttpReply,
-    Outcome,
-    StreamedReply,
-    TransportFailure,
-    Verdict,
-    classify,
-)
+from n8n_a2a.core.contract import RAW_EXCERPT_CHARS, classify
+from n8n_a2a.core.replies import HttpReply, Outcome, StreamedReply, TransportFailure, Verdict
 from n8n_a2a.core.turns import state_for
 from n8n_a2a.protocol.media import Modes
 from n8n_a2a.protocol.model import FileContent, Part, TaskState

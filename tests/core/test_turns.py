@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from n8n_a2a.core.contract import Outcome, Verdict
+from n8n_a2a.core.replies import Outcome, Verdict
 from n8n_a2a.core.turns import (
     ADAPTER_FAILED,
     ANSWER,

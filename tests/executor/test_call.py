@@ -16,7 +16,7 @@ import typing
 
 import pytest
 
-from n8n_a2a.core.contract import HttpReply, Outcome, StreamedReply
+from n8n_a2a.core.replies import HttpReply, Outcome, StreamedReply
 from n8n_a2a.executor.call import Call, Phase
 from n8n_a2a.executor.call_events import (
     Action,

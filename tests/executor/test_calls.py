@@ -20,9 +20,9 @@ import trio.testing
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.changes import Change
-from n8n_a2a.core.contract import WebhookReply
 from n8n_a2a.core.errors import StoreUnavailable
 from n8n_a2a.core.lifecycle import is_terminal
+from n8n_a2a.core.replies import WebhookReply
 from n8n_a2a.core.sent import Sent
 from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode

@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.core.contract import HttpReply, WebhookReply
+from n8n_a2a.core.replies import HttpReply, WebhookReply
 from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState

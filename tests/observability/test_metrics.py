@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from n8n_a2a.core.contract import Outcome
 from n8n_a2a.core.errors import AuthReason
+from n8n_a2a.core.replies import Outcome
 from n8n_a2a.observability.metrics import CONTENT_TYPE, Counter, Histogram, Metrics
 from tests.support.metrics import counted, shown
 

@@ -13,7 +13,7 @@ import trio
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.changes import Change
-from n8n_a2a.core.contract import HttpReply, WebhookReply
+from n8n_a2a.core.replies import HttpReply, WebhookReply
 from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.executor.intake import InlinePush
 from n8n_a2a.executor.subscriptions import TaskStream

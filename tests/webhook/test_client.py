@@ -12,7 +12,7 @@ import trio
 import trustme
 
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.core.contract import HttpReply, Outcome, TransportFailure
+from n8n_a2a.core.replies import HttpReply, Outcome, TransportFailure
 from n8n_a2a.protocol.model import FileContent, Part
 from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
 from tests.support.adapter import make_settings

@@ -8,8 +8,9 @@ import pytest
 import trio
 
 from n8n_a2a.auth.caller import Caller
-from n8n_a2a.core.contract import HttpReply, Outcome, StreamedReply, TransportFailure, classify
+from n8n_a2a.core.contract import classify
 from n8n_a2a.core.errors import AtCapacity
+from n8n_a2a.core.replies import HttpReply, Outcome, StreamedReply, TransportFailure
 from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
 from n8n_a2a.webhook.streamed_reply import RELAY_SPACING
 from tests.support.adapter import make_settings
