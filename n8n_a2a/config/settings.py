@@ -75,6 +75,7 @@ class Settings:
     card_signing_jku: str | None = None
     ready_check_webhook: bool = False
     allow_input_required: bool = False
+    allow_auth_required: bool = False
     input_ttl: float = 86400.0
     log_level: str = "INFO"
     log_format: str = "auto"

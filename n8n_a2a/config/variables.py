@@ -215,6 +215,12 @@ VARIABLES: tuple[Variable, ...] = (
         _BOOLEAN,
     ),
     Variable(
+        "ADAPTER_ALLOW_AUTH_REQUIRED",
+        "allow_auth_required",
+        "true: the workflow may ask the caller to sign in",
+        _BOOLEAN,
+    ),
+    Variable(
         "ADAPTER_INPUT_TTL",
         "input_ttl",
         "seconds a question waits for its answer",
@@ -253,13 +259,13 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "ADAPTER_LONG_POLL_TIMEOUT",
         "long_poll_timeout",
-        "seconds a GetTask with currentGeneration is held at most",
+        "seconds a long-poll (currentGeneration) is held",
         _SECONDS,
     ),
     Variable(
-        "ADAPTER_MAX_LONG_POLLS_PER_CALLER",
+        "ADAPTER_MAX_POLLS_PER_CALLER",
         "max_long_polls_per_caller",
-        "GetTasks with currentGeneration one caller may have held at once",
+        "long-polls one caller may have held at once",
         _AT_LEAST_ONE,
     ),
     Variable(

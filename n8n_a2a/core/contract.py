@@ -3,7 +3,8 @@
 The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
 non-blank answer, completes a task. Where the deployment allows it, a third key
 `"inputRequired": true` makes the answer a question: the task waits for the caller's
-next message; where the output modes allow them, `"data"` (any JSON value) and
+next message; `"authRequired": true` makes it a request to sign in, which the caller's
+next message says is done; where the output modes allow them, `"data"` (any JSON value) and
 `"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts. The
 contract is two tables: a reply's keys and their rules (`_KEYS`), and what a reply
 within it says (`_SAYS`). Everything else fails it with a reason a person understands;
@@ -39,17 +40,22 @@ _PAST = "ADAPTER_MAX_REPLY_BYTES ({:,} bytes), the most of a reply the adapter r
 
 
 def classify(
-    reply: WebhookReply, *, input_required: bool = False, modes: Modes = TEXT_ONLY
+    reply: WebhookReply,
+    *,
+    input_required: bool = False,
+    modes: Modes = TEXT_ONLY,
+    auth_required: bool = False,
 ) -> Verdict:
-    """The one place a webhook reply is judged; `input_required`: the third key is allowed;
-    `modes`: the media types the workflow may answer (`data` and `files` with them).
+    """The one place a webhook reply is judged; `input_required`, `auth_required`: a
+    reply may ask a question, or ask to sign in; `modes`: the media types the workflow may
+    answer (`data` and `files` with them).
 
     The verdict is reached on the reply as it came; then its text, whatever it quotes
     (the answer, a raw excerpt, a header, an error), has the caller's token redacted and
     each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced;
     so have the strings of its data and files (a file's bytes are passed as they came).
     """
-    verdict = _judge(reply, _Allowed(input_required, modes))
+    verdict = _judge(reply, _Allowed(input_required, modes, auth_required))
     text, repaired = repair(redact(verdict.text, reply.subject_token))
     parts, parts_repaired = cleaned(verdict.parts, reply.subject_token)
     return Verdict(verdict.outcome, text, verdict.repaired or repaired or parts_repaired, parts)
@@ -57,10 +63,11 @@ def classify(
 
 @dataclass(frozen=True, slots=True)
 class _Allowed:
-    """What a reply may carry beside its answer: a question, data, files."""
+    """What a reply may carry beside its answer: a question, data, files, a sign-in asked."""
 
     input_required: bool
     modes: Modes
+    auth_required: bool = False
 
 
 #: What a key's value gives a verdict (data and files, as parts), or why it is off contract.
@@ -95,6 +102,10 @@ _KEYS = (
         _of(bool, "'inputRequired' is not true or false"),
         lambda a: a.input_required,
     ),
+    # ADAPTER_ALLOW_AUTH_REQUIRED: true makes the answer a request to sign in.
+    _Key(
+        "authRequired", _of(bool, "'authRequired' is not true or false"), lambda a: a.auth_required
+    ),
 )
 _REQUIRED = frozenset(key.name for key in _KEYS if key.allowed is None)
 
@@ -117,6 +128,7 @@ class _Says:
 
 _ANSWERED = _Says(Outcome.ANSWERED, lambda answer: answer, parts=True)
 _ASKS = _Says(Outcome.INPUT_REQUIRED, lambda answer: answer)
+_SIGN_IN = _Says(Outcome.AUTH_REQUIRED, lambda answer: answer)
 _SILENT = _Says(Outcome.SILENT, lambda _: "The workflow returned nothing: its answer is empty.")
 _ESCALATED = _Says(
     Outcome.ESCALATED,
@@ -124,18 +136,22 @@ _ESCALATED = _Says(
         "Escalated for human approval: " + (answer.strip() or "(the workflow gave no reason)")
     ),
 )
-_BOTH = "'escalate' and 'inputRequired' are both true"  # two things at once: off contract
-
-#: (escalate, inputRequired (false when absent), the answer blank) -> what the reply says.
-_SAYS: dict[tuple[bool, bool, bool], _Says | str] = {
-    (False, False, False): _ANSWERED,
-    (False, False, True): _SILENT,
-    (False, True, False): _ASKS,
-    (False, True, True): _SILENT,  # a blank question asks nothing
-    (True, False, False): _ESCALATED,
-    (True, False, True): _ESCALATED,  # without a reason: said so
-    (True, True, False): _BOTH,
-    (True, True, True): _BOTH,
+#: (escalate, the key true of inputRequired and authRequired ("": neither), the answer
+#: blank) -> what the reply says. Two things at once is off contract.
+_SAYS: dict[tuple[bool, str, bool], _Says | str] = {
+    (False, "", False): _ANSWERED,
+    (False, "", True): _SILENT,
+    (False, "inputRequired", False): _ASKS,
+    (False, "inputRequired", True): _SILENT,  # a blank question asks nothing
+    (False, "authRequired", False): _SIGN_IN,
+    (False, "authRequired", True): _SILENT,  # nor does a blank request to sign in
+    (True, "", False): _ESCALATED,
+    (True, "", True): _ESCALATED,  # without a reason: said so
+    **{
+        (True, key, blank): f"'escalate' and '{key}' are both true"
+        for key in ("inputRequired", "authRequired")
+        for blank in (False, True)
+    },
 }
 
 
@@ -219,8 +235,10 @@ def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
             return _off_contract(reply, read)
         parts.extend(read)
     answer = document["answer"]
-    asks = document.get("inputRequired", False)
-    says = _SAYS[document["escalate"], asks, not answer.strip()]
+    interrupts = [key for key in ("inputRequired", "authRequired") if document.get(key, False)]
+    if len(interrupts) > 1:
+        return _off_contract(reply, "'inputRequired' and 'authRequired' are both true")
+    says = _SAYS[document["escalate"], "".join(interrupts), not answer.strip()]
     if isinstance(says, str):
         return _off_contract(reply, says)
     return Verdict(says.outcome, says.text(answer), parts=tuple(parts) if says.parts else ())

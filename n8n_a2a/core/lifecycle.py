@@ -45,6 +45,7 @@ _NEXT: dict[TaskState, frozenset[TaskState]] = {
         {
             TaskState.COMPLETED,  # the workflow answered
             TaskState.INPUT_REQUIRED,  # the workflow asked a question
+            TaskState.AUTH_REQUIRED,  # the workflow asked the caller to sign in
             TaskState.FAILED,  # any other verdict, or cut by shutdown
             TaskState.CANCELED,  # canceled mid-call
         }
@@ -60,6 +61,9 @@ _NEXT: dict[TaskState, frozenset[TaskState]] = {
         }
     ),
 }
+# Waiting for the caller to sign in and say so: as for a question, the next message is
+# the next turn (ADAPTER_ALLOW_AUTH_REQUIRED).
+_NEXT[TaskState.AUTH_REQUIRED] = _NEXT[TaskState.INPUT_REQUIRED]
 
 _NOWHERE: frozenset[TaskState] = frozenset()
 

@@ -59,11 +59,13 @@ def reply_not_held(why: str) -> Verdict:
     )
 
 
-def input_expired(input_ttl: float) -> Verdict:
-    """The verdict on a task whose question went unanswered for `input_ttl` seconds."""
+def input_expired(input_ttl: float, state: TaskState = TaskState.INPUT_REQUIRED) -> Verdict:
+    """The verdict on a task whose question (or request to sign in: `state`) went
+    unanswered for `input_ttl` seconds."""
+    what = "sign-in" if state is TaskState.AUTH_REQUIRED else "answer to the agent's question"
     return Verdict(
         Outcome.INPUT_EXPIRED,
-        f"No answer to the agent's question came within {input_ttl:g} s "
+        f"No {what} came within {input_ttl:g} s "
         "(ADAPTER_INPUT_TTL), so the task ended. Send a new message to start again.",
     )
 
@@ -142,9 +144,10 @@ def takes_no_message(task: Task) -> A2AError:
     (any more: a message, a cancel or the end of its wait may have come first)."""
     state = task.status.state
     if lifecycle.takes_message(state):
+        asked = "to sign in" if state is TaskState.AUTH_REQUIRED else "another question"
         return A2AError(
             ErrorCode.UNSUPPORTED_OPERATION,
-            f"Task {task.id} has asked another question since this message was sent (another "
+            f"Task {task.id} has asked {asked} since this message was sent (another "
             "message answered the one before): read it (GetTask) and reply to it",
         )
     if lifecycle.is_terminal(state):
@@ -156,8 +159,8 @@ def takes_no_message(task: Task) -> A2AError:
     return A2AError(
         ErrorCode.UNSUPPORTED_OPERATION,
         f"Task {task.id} is {state.value}: it takes a message only while it asks for one "
-        "(input-required). Wait for its answer (GetTask or SubscribeToTask), then reply to "
-        "its question, or send a new message without taskId",
+        "(input-required, auth-required). Wait for its answer (GetTask or SubscribeToTask), "
+        "then reply to it, or send a new message without taskId",
     )
 
 
@@ -173,6 +176,8 @@ def state_for(outcome: Outcome) -> TaskState:
         return TaskState.COMPLETED
     if outcome is Outcome.INPUT_REQUIRED:
         return TaskState.INPUT_REQUIRED
+    if outcome is Outcome.AUTH_REQUIRED:
+        return TaskState.AUTH_REQUIRED
     if outcome is Outcome.CANCELED:
         return TaskState.CANCELED
     return TaskState.FAILED

@@ -194,8 +194,12 @@ class Call:
             reply = answer.reply
             if isinstance(reply, HttpReply | StreamedReply):
                 self._webhook_status = reply.status
+            config = self._config
             verdict = classify(
-                reply, input_required=self._config.input_required, modes=self._config.modes
+                reply,
+                input_required=config.input_required,
+                modes=config.modes,
+                auth_required=config.auth_required,
             )
         else:
             verdict = ADAPTER_FAILED if answer.full is None else reply_not_held(answer.full)

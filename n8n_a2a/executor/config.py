@@ -30,6 +30,8 @@ class ExecutorConfig:
     stream_buffer: int = DEFAULT_BUFFER
     #: ADAPTER_ALLOW_INPUT_REQUIRED: a workflow may ask the caller a question.
     input_required: bool = False
+    #: ADAPTER_ALLOW_AUTH_REQUIRED: a workflow may ask the caller to sign in.
+    auth_required: bool = False
     #: ADAPTER_INPUT_TTL: how long a question waits for its answer, seconds.
     input_ttl: float = 86400.0
     #: The card's input and output modes, which a reply's parts are judged by.
@@ -38,7 +40,7 @@ class ExecutorConfig:
     store_patience: float = 15.0
     #: ADAPTER_LONG_POLL_TIMEOUT: how long a GetTask with currentGeneration is held, seconds.
     long_poll_timeout: float = 30.0
-    #: ADAPTER_MAX_LONG_POLLS_PER_CALLER: such GetTasks one caller may have held at once.
+    #: ADAPTER_MAX_POLLS_PER_CALLER: such GetTasks one caller may have held at once.
     max_long_polls_per_caller: int = 32
 
     @classmethod
@@ -48,6 +50,7 @@ class ExecutorConfig:
             max_concurrent_calls=settings.max_concurrent_calls,
             max_queued_calls=settings.max_queued_calls,
             input_required=settings.allow_input_required,
+            auth_required=settings.allow_auth_required,
             input_ttl=settings.input_ttl,
             modes=settings.modes,
             store_patience=settings.lease_seconds,

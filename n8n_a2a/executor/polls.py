@@ -3,7 +3,7 @@ task's generation passes it, or until ADAPTER_LONG_POLL_TIMEOUT, and answered wi
 task as it stands then (the spec lets a server answer early, with the task unchanged).
 
 A held poll is a request like any other: each caller may have only so many held at once
-(ADAPTER_MAX_LONG_POLLS_PER_CALLER; one more is refused -32000, as a stream past its
+(ADAPTER_MAX_POLLS_PER_CALLER; one more is refused -32000, as a stream past its
 quota), and shutdown answers every held poll at once with its task as it stands. It
 listens first, then looks, so that no change between the two is missed; it hears a
 change from any replica (the store's events). The chunks of a streamed answer wake no
@@ -22,7 +22,7 @@ from .recorder import TaskRecorder
 from .subscriptions import StreamQuota
 
 _HELD = (
-    "long-polls held (ADAPTER_MAX_LONG_POLLS_PER_CALLER): poll again when one has answered, "
+    "long-polls held (ADAPTER_MAX_POLLS_PER_CALLER): poll again when one has answered, "
     "or follow the task with a stream or push notifications"
 )
 

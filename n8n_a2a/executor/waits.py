@@ -13,7 +13,7 @@ import logging
 import trio
 
 from ..core import lifecycle, turns
-from ..protocol.model import StatusUpdate, TaskEvent
+from ..protocol.model import StatusUpdate, TaskEvent, TaskState
 from .recorder import TaskRecorder
 from .reports import TurnReporter
 
@@ -31,8 +31,9 @@ class InputWaits:
         self._reports = reports
         self._input_ttl = input_ttl
         # Tasks waiting for input: id -> (its version as it began to wait, the trio time its
-        # wait ends), in the order they began, which with one TTL is the order they end.
-        self._waiting: dict[str, tuple[int, float]] = {}
+        # wait ends, what it waits for), in the order they began, which with one TTL is
+        # the order they end.
+        self._waiting: dict[str, tuple[int, float, TaskState]] = {}
         self._someone_waits = trio.Event()
 
     def hear(self, event: TaskEvent) -> None:
@@ -44,7 +45,7 @@ class InputWaits:
             if not self._waiting:
                 self._someone_waits.set()
             ends = trio.current_time() + self._input_ttl
-            self._waiting[event.task_id] = (event.sequence, ends)
+            self._waiting[event.task_id] = (event.sequence, ends, event.status.state)
 
     async def expire(self) -> None:
         """End each task that waited ADAPTER_INPUT_TTL for input, as its wait runs out."""
@@ -53,21 +54,23 @@ class InputWaits:
                 self._someone_waits = trio.Event()
                 await self._someone_waits.wait()
                 continue  # it may have stopped waiting again meanwhile
-            task_id, (version, ends) = next(iter(self._waiting.items()))
+            task_id, (version, ends, state) = next(iter(self._waiting.items()))
             if trio.current_time() < ends:
                 await trio.sleep_until(ends)
                 continue  # the first to run out may have stopped waiting meanwhile
             del self._waiting[task_id]
             try:
-                await self.end(task_id, version)
+                await self.end(task_id, version, state)
             except Exception:
                 logger.exception("the wait of task %s could not be ended", task_id)
 
-    async def end(self, task_id: str, version: int) -> bool:
-        """End a task that waited for input too long, if it still waits at `version`; False
-        if its answer, or a cancel, came first."""
+    async def end(self, task_id: str, version: int, state: TaskState | None = None) -> bool:
+        """End a task that waited for input too long (in `state`; None: read it), if it
+        still waits at `version`; False if its answer, or a cancel, came first."""
+        if state is None:  # a wait another replica began: ended here, past its time
+            state = (await self._tasks.get(task_id)).status.state
         expired = await self._tasks.end(
-            task_id, turns.input_expired(self._input_ttl), from_version=version
+            task_id, turns.input_expired(self._input_ttl, state), from_version=version
         )
         if expired is not None:
             self._reports.turn_ended(expired)

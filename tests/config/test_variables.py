@@ -62,6 +62,7 @@ DEFAULTS: dict[str, object] = {
     "stream_keepalive": 15.0,
     "max_streams_per_caller": 32,
     "long_poll_timeout": 30.0,
+    "allow_auth_required": False,
     "max_long_polls_per_caller": 32,
     "require_token": False,
     "oidc_issuer": None,

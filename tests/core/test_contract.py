@@ -618,6 +618,50 @@ def test_a_413_names_the_bound_of_the_way_it_was_sent() -> None:
     assert "N8N_PAYLOAD_SIZE_MAX" in as_json.text
 
 
+# A request to sign in: the key ADAPTER_ALLOW_AUTH_REQUIRED allows.
+
+SIGN_IN = b'{"answer": "Sign in to the ERP at https://erp.example/login, then reply.", '
+SIGN_IN += b'"escalate": false, "authRequired": true}'
+
+
+def test_a_sign_in_asked_is_off_contract_unless_the_deployment_allows_it() -> None:
+    strict = classify(reply(SIGN_IN), input_required=True)
+    assert strict.outcome is Outcome.OFF_CONTRACT
+    assert "its keys are ['answer', 'authRequired', 'escalate']" in strict.text
+
+
+def test_an_allowed_sign_in_makes_the_task_wait_with_what_to_sign_in_to() -> None:
+    verdict = classify(reply(SIGN_IN), auth_required=True)
+    assert verdict.outcome is Outcome.AUTH_REQUIRED
+    assert state_for(verdict.outcome) is TaskState.AUTH_REQUIRED
+    assert verdict.text == "Sign in to the ERP at https://erp.example/login, then reply."
+    streamed = StreamedReply(200, SIGN_IN.decode())
+    assert classify(streamed, auth_required=True).outcome is Outcome.AUTH_REQUIRED
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ({"answer": "x", "escalate": False, "authRequired": False}, "ANSWERED"),
+        ({"answer": " ", "escalate": False, "authRequired": True}, "SILENT"),
+        ({"answer": "x", "escalate": True, "authRequired": True}, "'escalate' and 'authRequired'"),
+        (
+            {"answer": "x", "escalate": False, "authRequired": True, "inputRequired": True},
+            "'inputRequired' and 'authRequired' are both true",
+        ),
+        ({"answer": "x", "escalate": False, "authRequired": "yes"}, "'authRequired' is not"),
+    ],
+)
+def test_a_sign_in_is_one_thing_at_a_time(document: dict[str, object], said: str) -> None:
+    verdict = classify(
+        reply(json.dumps(document).encode()), input_required=True, auth_required=True
+    )
+    if said.isupper():
+        assert verdict.outcome is Outcome(said)
+    else:
+        assert verdict.outcome is Outcome.OFF_CONTRACT and said in verdict.text
+
+
 # The contract as its tables: what a reply within the contract says, cell by cell; each
 # key's rule for its value; which keys each deployment allows; the order values are read.
 

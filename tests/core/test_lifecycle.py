@@ -33,6 +33,11 @@ LEGAL = {
     (S.INPUT_REQUIRED, S.SUBMITTED),
     (S.INPUT_REQUIRED, S.CANCELED),
     (S.INPUT_REQUIRED, S.FAILED),
+    # A task waiting for the caller to sign in (ADAPTER_ALLOW_AUTH_REQUIRED): the same.
+    (S.WORKING, S.AUTH_REQUIRED),
+    (S.AUTH_REQUIRED, S.SUBMITTED),
+    (S.AUTH_REQUIRED, S.CANCELED),
+    (S.AUTH_REQUIRED, S.FAILED),
 }
 
 
@@ -48,7 +53,12 @@ def test_nothing_moves_a_finished_task(state: TaskState) -> None:
 
 
 def test_a_task_can_be_canceled_until_it_ends() -> None:
-    assert [s for s in TaskState if may_cancel(s)] == [S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED]
+    assert [s for s in TaskState if may_cancel(s)] == [
+        S.SUBMITTED,
+        S.WORKING,
+        S.INPUT_REQUIRED,
+        S.AUTH_REQUIRED,
+    ]
 
 
 def test_a_next_turn_begins_as_a_new_task_does() -> None:
@@ -75,7 +85,7 @@ ANSWERS = {
     S.SUBMITTED: (False, False, False, True),
     S.WORKING: (False, False, False, True),
     S.INPUT_REQUIRED: (False, True, True, False),
-    S.AUTH_REQUIRED: (False, True, False, False),
+    S.AUTH_REQUIRED: (False, True, True, False),
     S.COMPLETED: (True, False, False, False),
     S.CANCELED: (True, False, False, False),
     S.FAILED: (True, False, False, False),

@@ -7,7 +7,7 @@ from n8n_a2a.core.replies import HttpReply, Outcome, StreamedReply, TransportFai
 
 def test_the_callers_token_a_reply_holds_is_never_in_its_repr() -> None:
     secret = "tok-3f9a"
-    replies = [
+    replies: list[HttpReply | TransportFailure | StreamedReply] = [
         HttpReply(200, b"{}", subject_token=secret),
         TransportFailure(Outcome.TIMEOUT, "slow", subject_token=secret),
         StreamedReply(200, "text", subject_token=secret),

@@ -47,8 +47,9 @@ def said(text: str, *, context_id: str | None = None) -> Message:
 def test_only_an_answer_completes_and_only_a_question_waits() -> None:
     assert [o for o in Outcome if state_for(o) is S.COMPLETED] == [Outcome.ANSWERED]
     assert [o for o in Outcome if state_for(o) is S.INPUT_REQUIRED] == [Outcome.INPUT_REQUIRED]
+    assert [o for o in Outcome if state_for(o) is S.AUTH_REQUIRED] == [Outcome.AUTH_REQUIRED]
     assert [o for o in Outcome if state_for(o) is S.CANCELED] == [Outcome.CANCELED]
-    rest = {Outcome.ANSWERED, Outcome.INPUT_REQUIRED, Outcome.CANCELED}
+    rest = {Outcome.ANSWERED, Outcome.INPUT_REQUIRED, Outcome.AUTH_REQUIRED, Outcome.CANCELED}
     assert {state_for(o) for o in Outcome if o not in rest} == {S.FAILED}
     assert state_for(Outcome.INPUT_EXPIRED) is S.FAILED
 
@@ -141,7 +142,7 @@ TAKES = {
     S.SUBMITTED: "is submitted: it takes a message only while it asks for one",
     S.WORKING: "is working: it takes a message only while it asks for one",
     S.INPUT_REQUIRED: None,
-    S.AUTH_REQUIRED: "is auth-required: it takes a message only while it asks for one",
+    S.AUTH_REQUIRED: None,
     S.COMPLETED: "is completed and takes no further messages",
     S.CANCELED: "is canceled and takes no further messages",
     S.FAILED: "is failed and takes no further messages",

@@ -131,7 +131,7 @@ async def test_a_caller_has_at_most_its_quota_held_and_others_are_not_counted(
         await trio.sleep(1)
         with pytest.raises(AtCapacity) as refused:
             await polls.polls.get(task.id, ALICE, 2)
-        assert "ADAPTER_MAX_LONG_POLLS_PER_CALLER" in refused.value.message
+        assert "ADAPTER_MAX_POLLS_PER_CALLER" in refused.value.message
         # A poll that would be answered at once takes no place; Bob has his own count.
         assert (await polls.polls.get(task.id, ALICE, 1)).generation == 2
         nursery.start_soon(polls.polls.get, bobs.id, Caller(owner="bob"), 2)

@@ -145,3 +145,25 @@ async def test_a_wait_another_replica_left_is_ended_once_at_its_version() -> Non
             {"outcome": "INPUT_EXPIRED"},
         )
         assert not await executor.end_wait(asked.id, asked.version)  # once
+
+
+async def test_a_sign_in_nobody_does_ends_saying_so_here_or_on_another_replica(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with executor_for(
+        ScriptedWorkflow(everything=True), auth_required=True, input_ttl=60
+    ) as executor:
+        asked = await executor.send(message("signin: to the ERP", blocking=True), Caller())
+        assert asked.status.state is TaskState.AUTH_REQUIRED
+        other = await executor.send(message("signin: again", blocking=True), Caller())
+        # A wait another replica began, ended here: its state read, the same words.
+        assert await executor.end_wait(other.id, other.version)
+        await trio.sleep(61)
+        for task_id in (asked.id, other.id):
+            done = await executor.get(task_id, Caller())
+            assert (done.status.state, done.metadata) == (
+                TaskState.FAILED,
+                {"outcome": "INPUT_EXPIRED"},
+            )
+            assert done.status.message is not None
+            assert done.status.message.parts[0].text.startswith("No sign-in came within 60 s")

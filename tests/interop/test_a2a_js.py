@@ -107,6 +107,29 @@ async def test_a_caller_asking_for_the_1_1_draft_reads_its_answers_and_streams(
     assert called, "the adapter answered none of the SDK's requests"
 
 
+@pytest.mark.parametrize("mode", _modes(" sign-in asked"))
+async def test_a_sign_in_asked_then_the_next_message_on_the_task(
+    client_dir: Path, stub: StubWebhook, start_adapter: AdapterFactory, mode: str
+) -> None:
+    """ADAPTER_ALLOW_AUTH_REQUIRED: the SDK reads the task auth-required, with what to sign
+    in to, and continues it with its next message, sent or streamed."""
+    adapter = await start_adapter(stub.url, allow_auth_required=True)
+    prompt = "signin:Sign in to the ERP, then say done."
+    result = await _drive(client_dir, adapter, mode, "signin", prompt, matrix.ANSWER)
+    for asked in (result["asked"], result["askedAgain"]):
+        assert (asked["task"]["state"], asked["task"]["outcome"]) == (
+            "auth-required",
+            "AUTH_REQUIRED",
+        )
+        assert asked["task"]["statusText"] == "Sign in to the ERP, then say done."
+    replied = result["replied"]["task"]
+    assert (replied["id"], replied["state"]) == (result["asked"]["task"]["id"], "completed")
+    streamed = result["streamedReply"]["events"]
+    assert streamed[0]["taskId"] == result["askedAgain"]["task"]["id"]
+    assert streamed[-1]["state"] == "completed"
+    assert len(stub.received) == 4
+
+
 @pytest.mark.parametrize("mode", _modes(" retries"))
 async def test_a_message_sent_again_is_its_first_task(
     client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest

@@ -75,10 +75,12 @@ class Turns:
     task: Task
 
 
-async def _two_turns(base_url: str, answer: str, mode: SdkMode, *, streaming: bool) -> Turns:
+async def _two_turns(
+    base_url: str, answer: str, mode: SdkMode, *, streaming: bool, asking: str = QUESTION
+) -> Turns:
     async with httpx.AsyncClient(timeout=10) as http:
         client = await _client(http, base_url, mode, streaming=streaming)
-        request = SendMessageRequest(message=_message(QUESTION))
+        request = SendMessageRequest(message=_message(asking))
         first = [event async for event in client.send_message(request)]
         asked = first[0].task
         # What a chat bridge does: the person's reply goes to the same task.
@@ -134,6 +136,32 @@ async def test_official_client_two_turns_on_one_task(
     assert [(r.json["taskId"], r.json["contextId"]) for r in stub.received] == [
         (task.id, task.context_id)
     ] * 2
+
+
+SIGN_IN = "signin:Sign in to the ERP at https://erp.example/login, then say done."
+
+
+@sdk_modes.parametrize(" sign-in asked")
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_official_client_signs_in_and_continues_the_task(
+    stub: StubWebhook, start_adapter: AdapterFactory, mode: SdkMode, streaming: bool
+) -> None:
+    """ADAPTER_ALLOW_AUTH_REQUIRED: the workflow asks the caller to sign in; the client
+    reads the task auth-required with what to sign in to, and its next message on the task
+    is the next turn."""
+    adapter = await start_adapter(stub.url, allow_auth_required=True)
+    turns = await trio.to_thread.run_sync(
+        partial(
+            asyncio.run,
+            _two_turns(adapter, "answer:done", mode, streaming=streaming, asking=SIGN_IN),
+        )
+    )
+    assert _states(turns.first)[-1] == SdkTaskState.TASK_STATE_AUTH_REQUIRED
+    assert _states(turns.second)[-1] == SdkTaskState.TASK_STATE_COMPLETED
+    task = turns.task
+    assert (task.id, task.metadata["outcome"]) == (turns.first[0].task.id, "ANSWERED")
+    assert task.history[1].parts[0].text == SIGN_IN.removeprefix("signin:")
+    assert [r.json["taskId"] for r in stub.received] == [task.id] * 2
 
 
 @dataclass

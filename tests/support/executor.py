@@ -38,7 +38,7 @@ from n8n_a2a.webhook.reading import Relay, ReplyRoom
 class ScriptedWorkflow:
     """Answers each message once the test releases it (all at once with `release_all`):
     with the text itself, escalated if it begins with `escalate`, a question (input
-    required) if it begins with `ask`."""
+    required) if it begins with `ask`, a request to sign in if with `signin`."""
 
     released: dict[str, trio.Event] = field(default_factory=dict)
     calls: list[WebhookRequest] = field(default_factory=list)
@@ -70,6 +70,8 @@ class ScriptedWorkflow:
         reply = {"answer": request.text, "escalate": request.text.startswith("escalate")}
         if request.text.startswith("ask"):
             reply["inputRequired"] = True
+        if request.text.startswith("signin"):
+            reply["authRequired"] = True
         return HttpReply(200, json.dumps(reply).encode())
 
 
@@ -81,6 +83,7 @@ async def executor_for(
     max_concurrent_calls: int = 1024,
     stream_buffer: int = 64,
     input_required: bool = False,
+    auth_required: bool = False,
     input_ttl: float = 86400.0,
     metrics: Metrics | None = None,
     push: InlinePush | None = None,
@@ -92,6 +95,7 @@ async def executor_for(
             max_concurrent_calls=max_concurrent_calls,
             stream_buffer=stream_buffer,
             input_required=input_required,
+            auth_required=auth_required,
             input_ttl=input_ttl,
         )
         executor = Executor(

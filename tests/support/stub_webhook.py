@@ -212,6 +212,9 @@ class StubWebhook:
         if verb == "ask":
             question = {"answer": argument, "escalate": False, "inputRequired": True}
             return 200, json_type, json.dumps(question).encode(), []
+        if verb == "signin":
+            asked = {"answer": argument, "escalate": False, "authRequired": True}
+            return 200, json_type, json.dumps(asked).encode(), []
         if verb == "sleep":
             await trio.sleep(float(argument))
             return 200, json_type, _contract("slept", escalate=False), []

@@ -330,8 +330,21 @@ async function retry(client, [text]) {
   return { first, again, streamedAgain };
 }
 
+// A workflow that asks the caller to sign in (auth-required), then the caller's next
+// message on that task, sent and then streamed: each its next turn.
+async function signin(client, [prompt, reply]) {
+  const asked = await outcome(send(client, prompt));
+  const onTask = (text) => ({ ...message(text), taskId: asked.task?.id ?? "" });
+  const replied = await outcome(sendMessage(client, onTask(reply)));
+  const askedAgain = await outcome(send(client, prompt));
+  const again = { ...message(reply), taskId: askedAgain.task?.id ?? "" };
+  const streamedReply = await stream(client.sendMessageStream({ message: again }));
+  return { asked, replied, askedAgain, streamedReply };
+}
+
 const SCENARIOS = {
   conversation, cancel, stream: streamed, subscribe, isolation, push, parts, payloads, retry,
+  signin,
 };
 
 async function main() {
