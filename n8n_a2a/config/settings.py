@@ -76,6 +76,7 @@ class Settings:
     ready_check_webhook: bool = False
     allow_input_required: bool = False
     allow_auth_required: bool = False
+    waiting_path: str = "/webhook-waiting/"
     input_ttl: float = 86400.0
     log_level: str = "INFO"
     log_format: str = "auto"

@@ -44,6 +44,16 @@ def text(raw: str) -> str:
     return raw
 
 
+def waiting_path(raw: str) -> str:
+    """A URL path from `/` to `/`, of URL characters: n8n's N8N_PATH then its
+    N8N_ENDPOINT_WEBHOOK_WAIT (`/webhook-waiting/`)."""
+    if not (raw.startswith("/") and raw.endswith("/") and _URL_CHARACTERS.fullmatch(raw)):
+        raise ValueError(f"must be a URL path that starts and ends with '/' (got {raw!r})")
+    if any(segment in (".", "..") for segment in raw.split("/")):
+        raise ValueError(f"must name no '.' or '..' segment (got {raw!r})")
+    return raw
+
+
 def lines(raw: str) -> tuple[str, ...]:
     return tuple(line.strip() for line in raw.splitlines() if line.strip())
 

@@ -221,6 +221,12 @@ VARIABLES: tuple[Variable, ...] = (
         _BOOLEAN,
     ),
     Variable(
+        "ADAPTER_WAITING_PATH",
+        "waiting_path",
+        "n8n's path of a resumeUrl",
+        read.waiting_path,
+    ),
+    Variable(
         "ADAPTER_INPUT_TTL",
         "input_ttl",
         "seconds a question waits for its answer",

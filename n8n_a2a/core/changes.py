@@ -6,7 +6,7 @@ Here, below the stores, so that the rules name a change without knowing where ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,10 @@ class Change:
     sent: Sent | None = None
     #: The chunks of the turn's answer relayed before it (each a generation of the task's).
     relayed: int = 0
+    #: A change that ends a turn: where the next turn goes instead of the webhook (a
+    #: waiting execution's resume target, core/resume.py; None: the webhook). Any other
+    #: change leaves the task's as it is. A credential: never shown.
+    resume: str | None = field(default=None, repr=False)
 
 
 def change_events(

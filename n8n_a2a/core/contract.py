@@ -4,7 +4,9 @@ The workflow answers `{"answer": "...", "escalate": false}`. Only that, with a
 non-blank answer, completes a task. Where the deployment allows it, a third key
 `"inputRequired": true` makes the answer a question: the task waits for the caller's
 next message; `"authRequired": true` makes it a request to sign in, which the caller's
-next message says is done; where the output modes allow them, `"data"` (any JSON value) and
+next message says is done; either may carry `"resumeUrl"`, the resume URL of the n8n
+execution waiting for that message (resume.py reads it: a credential, never shown);
+where the output modes allow them, `"data"` (any JSON value) and
 `"files"` (`{name, mediaType, base64 | url}`) come with an answer as artifacts. The
 contract is two tables: a reply's keys and their rules (`_KEYS`), and what a reply
 within it says (`_SAYS`). Everything else fails it with a reason a person understands;
@@ -28,7 +30,8 @@ from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes
 from ..protocol.model import Part
 from .attachments import cleaned, data_of, files_of
 from .replies import HttpReply, Outcome, StreamedReply, TransportFailure, Verdict, WebhookReply
-from .sanitising import cut, markup_free, redact, repair
+from .resume import WAITING_PATH, Refused, refused_resume, resume_target
+from .sanitising import cut, markup_free, redact, repair, unsigned
 from .too_large import size_refusal
 
 #: How much of an off-contract or error reply is shown in the task, in characters.
@@ -45,20 +48,24 @@ def classify(
     input_required: bool = False,
     modes: Modes = TEXT_ONLY,
     auth_required: bool = False,
+    waiting_path: str = WAITING_PATH,
 ) -> Verdict:
     """The one place a webhook reply is judged; `input_required`, `auth_required`: a
-    reply may ask a question, or ask to sign in; `modes`: the media types the workflow may
-    answer (`data` and `files` with them).
+    reply may ask a question, or ask to sign in (with the resume URL of the execution
+    waiting for the answer, under `waiting_path`); `modes`: the media types the workflow
+    may answer (`data` and `files` with them).
 
     The verdict is reached on the reply as it came; then its text, whatever it quotes
     (the answer, a raw excerpt, a header, an error), has the caller's token redacted and
     each lone surrogate (JSON's "\\ud83d" from a string cut through an emoji) replaced;
     so have the strings of its data and files (a file's bytes are passed as they came).
     """
-    verdict = _judge(reply, _Allowed(input_required, modes, auth_required))
-    text, repaired = repair(redact(verdict.text, reply.subject_token))
+    verdict = _judge(reply, _Allowed(input_required, modes, auth_required, waiting_path))
+    # Whatever the reply wrote of a resume URL's signature is gone too: it is a credential.
+    text, repaired = repair(unsigned(redact(verdict.text, reply.subject_token)))
     parts, parts_repaired = cleaned(verdict.parts, reply.subject_token)
-    return Verdict(verdict.outcome, text, verdict.repaired or repaired or parts_repaired, parts)
+    repaired = verdict.repaired or repaired or parts_repaired
+    return Verdict(verdict.outcome, text, repaired, parts, verdict.resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +75,7 @@ class _Allowed:
     input_required: bool
     modes: Modes
     auth_required: bool = False
+    waiting_path: str = WAITING_PATH
 
 
 #: What a key's value gives a verdict (data and files, as parts), or why it is off contract.
@@ -105,6 +113,12 @@ _KEYS = (
     # ADAPTER_ALLOW_AUTH_REQUIRED: true makes the answer a request to sign in.
     _Key(
         "authRequired", _of(bool, "'authRequired' is not true or false"), lambda a: a.auth_required
+    ),
+    # With either: the resume URL of the n8n execution that waits for the next message.
+    _Key(
+        "resumeUrl",
+        _of(str, "'resumeUrl' is not a string"),
+        lambda a: a.input_required or a.auth_required,
     ),
 )
 _REQUIRED = frozenset(key.name for key in _KEYS if key.allowed is None)
@@ -178,21 +192,6 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
             "the caller's token cannot travel to another address. Set ADAPTER_WEBHOOK_URL to "
             "the final address.",
         )
-    if reply.status == 404:
-        excerpt, repaired = _excerpt(reply)
-        return Verdict(
-            Outcome.NOT_REGISTERED,
-            "The workflow's webhook is not registered (HTTP 404): the workflow is not "
-            "active (published) in n8n, or ADAPTER_WEBHOOK_URL names the wrong path. "
-            f"n8n said: {excerpt}",
-            repaired,
-        )
-    if reply.status == 500 and _is_n8n_workflow_error(reply.body):
-        return Verdict(
-            Outcome.SILENT,
-            'The workflow failed before answering (HTTP 500 "Error in workflow"): a node '
-            "threw an error before the Respond to Webhook node ran.",
-        )
     if not 200 <= reply.status < 300:
         return _http_error(reply)
     if reply.content_encoding:
@@ -213,8 +212,25 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
 
 
 def _http_error(reply: HttpReply) -> Verdict:
-    """An error status: a refusal of the request's size names the bound to raise."""
+    """An error status: n8n's refusal to resume, a webhook not registered, a workflow that
+    failed, a refusal of the request's size naming the bound to raise, or any other."""
     excerpt, repaired = _excerpt(reply)
+    if reply.resumed and (refusal := refused_resume(reply.status)) is not None:
+        return Verdict(Outcome.RESUME_FAILED, f"{refusal} n8n said: {excerpt}", repaired)
+    if reply.status == 404:
+        return Verdict(
+            Outcome.NOT_REGISTERED,
+            "The workflow's webhook is not registered (HTTP 404): the workflow is not "
+            "active (published) in n8n, or ADAPTER_WEBHOOK_URL names the wrong path. "
+            f"n8n said: {excerpt}",
+            repaired,
+        )
+    if reply.status == 500 and _is_n8n_workflow_error(reply.body):
+        return Verdict(
+            Outcome.SILENT,
+            'The workflow failed before answering (HTTP 500 "Error in workflow"): a node '
+            "threw an error before the Respond to Webhook node ran.",
+        )
     refused = size_refusal(reply.status, reply.body, reply.request_bytes, reply.multipart)
     if refused is not None:
         return Verdict(Outcome.HTTP_ERROR, f"{refused} n8n said: {excerpt}", repaired)
@@ -241,7 +257,21 @@ def _judge_contract(reply: HttpReply, allowed: _Allowed) -> Verdict:
     says = _SAYS[document["escalate"], "".join(interrupts), not answer.strip()]
     if isinstance(says, str):
         return _off_contract(reply, says)
-    return Verdict(says.outcome, says.text(answer), parts=tuple(parts) if says.parts else ())
+    resume = _resume_of(document, says, allowed.waiting_path)
+    if isinstance(resume, Refused):
+        return _off_contract(reply, resume.why)
+    parts_given = tuple(parts) if says.parts else ()
+    return Verdict(says.outcome, says.text(answer), parts=parts_given, resume=resume)
+
+
+def _resume_of(document: dict[str, Any], says: _Says, waiting_path: str) -> str | Refused | None:
+    """The target the next turn goes to: the reply's `resumeUrl`, which only a question or
+    a sign-in asked may carry (None without one)."""
+    if "resumeUrl" not in document:
+        return None
+    if says.outcome not in (Outcome.INPUT_REQUIRED, Outcome.AUTH_REQUIRED):
+        return Refused("'resumeUrl' comes only with a question or a sign-in asked")
+    return resume_target(document["resumeUrl"], waiting_path)
 
 
 def _document(reply: HttpReply) -> dict[str, Any] | str:

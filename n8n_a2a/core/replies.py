@@ -19,6 +19,7 @@ class Outcome(enum.Enum):
     ANSWERED = "ANSWERED"
     INPUT_REQUIRED = "INPUT_REQUIRED"
     AUTH_REQUIRED = "AUTH_REQUIRED"
+    RESUME_FAILED = "RESUME_FAILED"
     ESCALATED = "ESCALATED"
     SILENT = "SILENT"
     OFF_CONTRACT = "OFF_CONTRACT"
@@ -54,6 +55,8 @@ class HttpReply:
     subject_token: str | None = field(default=None, repr=False)
     request_bytes: int = 0
     multipart: bool = False
+    #: The POST went to a waiting execution's resume URL, not to the webhook.
+    resumed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +98,7 @@ class Verdict:
     text: str
     repaired: bool = False
     parts: tuple[Part, ...] = ()
+    #: Where the next turn goes instead of the webhook: a waiting n8n execution's resume
+    #: URL, its path and query (a question's or a sign-in's `resumeUrl`). A credential:
+    #: never shown.
+    resume: str | None = field(default=None, repr=False)

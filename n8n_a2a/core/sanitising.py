@@ -24,6 +24,9 @@ _MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.S | 
 MARKUP_WINDOW = 16_000
 # A surrogate code point alone: JSON's "\ud83d" decodes to one; UTF-8 cannot encode it.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A URL's signature (n8n's resume URL: `…/webhook-waiting/<id>?signature=<token>`), written
+# plainly or with its `=` or `&` escaped as JSON or a URL may: the value up to its end.
+_SIGNATURE = re.compile(r"(signature(?:=|%3[dD]|\\u003[dD]))[^&\s\"'<>\\]+", re.I)
 
 
 def redact(text: str, token: str | None) -> str:
@@ -91,3 +94,11 @@ def cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}[... cut at {limit} characters]"
+
+
+def unsigned(text: str) -> str:
+    """The text with every URL signature's value replaced by [redacted]: a resume URL is a
+    credential, whatever part of a reply it was written in."""
+    if "ignature" not in text and "IGNATURE" not in text:
+        return text
+    return _SIGNATURE.sub(lambda found: found[1] + REDACTED, text)

@@ -216,6 +216,7 @@ def ended(task: Task, verdict: Verdict, now: datetime, answer_id: str | None = N
         message=reply,
         artifacts=artifacts,
         metadata={"outcome": verdict.outcome.value, **marks},
+        resume=verdict.resume,
     )
 
 

@@ -200,6 +200,7 @@ class Call:
                 input_required=config.input_required,
                 modes=config.modes,
                 auth_required=config.auth_required,
+                waiting_path=config.waiting_path,
             )
         else:
             verdict = ADAPTER_FAILED if answer.full is None else reply_not_held(answer.full)

@@ -214,6 +214,7 @@ class CallRunner:
             message_id=message.message_id,
             skill_id=self._config.skill_id,
             parts=message.parts,
+            resume=task.resume,
         )
 
     def _room(self, task: Task, caller: Caller, held: Reservation | None) -> Reservation | None:
@@ -359,8 +360,7 @@ class CallRunner:
             self._now(running, action)
 
     def seal(self, task_id: str) -> int:
-        """The chunks the task's call here relayed (0 without one), none more from now
-        on: for a move of the task about to be made here, which counts them (Call.seal)."""
+        """Call.seal of the task's call here (0 without one), for a move about to be made."""
         running = self._calls.get(task_id)
         return 0 if running is None else running.call.seal()
 

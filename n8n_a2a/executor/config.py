@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config.settings import Settings
+from ..core.resume import WAITING_PATH
 from ..protocol.media import TEXT_ONLY, Modes
 from .subscriptions import DEFAULT_BUFFER
 
@@ -32,6 +33,8 @@ class ExecutorConfig:
     input_required: bool = False
     #: ADAPTER_ALLOW_AUTH_REQUIRED: a workflow may ask the caller to sign in.
     auth_required: bool = False
+    #: ADAPTER_WAITING_PATH: n8n's path of waiting executions (core/resume.py).
+    waiting_path: str = WAITING_PATH
     #: ADAPTER_INPUT_TTL: how long a question waits for its answer, seconds.
     input_ttl: float = 86400.0
     #: The card's input and output modes, which a reply's parts are judged by.
@@ -51,6 +54,7 @@ class ExecutorConfig:
             max_queued_calls=settings.max_queued_calls,
             input_required=settings.allow_input_required,
             auth_required=settings.allow_auth_required,
+            waiting_path=settings.waiting_path,
             input_ttl=settings.input_ttl,
             modes=settings.modes,
             store_patience=settings.lease_seconds,

@@ -144,6 +144,10 @@ class Task:
     #: The chunks of streamed answers relayed to its listeners (never recorded one by one:
     #: each move counts those relayed before it). Part of its generation, not on the wire.
     relayed: int = 0
+    #: Where its next turn goes instead of the webhook: the resume target of the n8n
+    #: execution that waits for it (the workflow's `resumeUrl`). A credential: it never
+    #: goes on the wire, nor into a log line.
+    resume: str | None = field(default=None, repr=False)
 
     @property
     def generation(self) -> int:

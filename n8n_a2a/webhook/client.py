@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import ssl
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from types import TracebackType
+from urllib.parse import urlsplit
 
 import trio
 
@@ -28,7 +29,7 @@ from ..observability import traces
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .errors import ConnectError, NetworkError, ProtocolError
 from .form import FormBody, FormFile, file_field, form_body
-from .http11 import field_lines
+from .http11 import field_lines, request_target
 from .pool import StackPool, request_url
 from .reading import Relay, ReplyRoom
 
@@ -53,6 +54,9 @@ class WebhookRequest:
     message_id: str
     skill_id: str
     parts: tuple[Part, ...] = ()
+    #: The resume target of the n8n execution waiting for this turn (core/resume.py):
+    #: POSTed there, on the webhook's origin, instead of to the webhook. Never shown.
+    resume: str | None = field(default=None, repr=False)
 
     def body(self) -> bytes:
         """The JSON body. About as long as the A2A request it came in (which
@@ -131,6 +135,17 @@ class Outgoing:
         return body
 
 
+@dataclass(frozen=True, slots=True)
+class _Post:
+    """Where one request goes: its request target, the URL its span shows (no query: a
+    resume's signature is a credential), the span's name, whether it resumes."""
+
+    target: bytes
+    shown: str
+    span: str
+    resumed: bool = False
+
+
 class WebhookClient:
     """Calls one webhook over its connection pool; use as an async context manager.
 
@@ -141,6 +156,7 @@ class WebhookClient:
     def __init__(self, settings: Settings) -> None:
         self._origin, self._target, host = request_url(settings.webhook_url)
         self._shown_url = traces.without_query(settings.webhook_url)  # a span's url.full
+        self._shown_path = urlsplit(self._shown_url).path
         self._timeout = settings.webhook_timeout
         self._streaming = settings.webhook_streaming
         self._multipart = settings.webhook_files == "multipart"
@@ -188,12 +204,23 @@ class WebhookClient:
         token = caller.subject_token
         if token is not None:
             headers["X-Subject-Token"] = token
+        post = self._post_to(request.resume)
         if traces.active.enabled:
-            return await self._traced(outgoing, headers, caller, relay, room)
-        return await self._exchange(outgoing, headers, token, relay, room)
+            return await self._traced(post, outgoing, headers, caller, relay, room)
+        return await self._exchange(post, outgoing, headers, token, relay, room)
+
+    def _post_to(self, resume: str | None) -> _Post:
+        """Where the request goes: the webhook, or, on its origin, the resume target of the
+        n8n execution waiting for the turn (its path and query: core/resume.py)."""
+        if resume is None:
+            return _Post(self._target, self._shown_url, "n8n webhook POST")
+        path, _, query = resume.partition("?")
+        shown = traces.without_query(self._shown_url.removesuffix(self._shown_path) + path)
+        return _Post(request_target(path, query or None), shown, "n8n resume POST", True)
 
     async def _traced(
         self,
+        post: _Post,
         outgoing: Outgoing,
         headers: dict[str, str],
         caller: Caller,
@@ -202,11 +229,11 @@ class WebhookClient:
     ) -> WebhookReply:
         """The exchange within its client span, whose context n8n receives: its own trace
         joins the adapter's."""
-        span = traces.active.client("n8n webhook POST", self._shown_url, caller.trace_headers)
+        span = traces.active.client(post.span, post.shown, caller.trace_headers)
         headers.update(span.headers())
         started = trio.current_time()
         try:
-            reply = await self._exchange(outgoing, headers, caller.subject_token, relay, room)
+            reply = await self._exchange(post, outgoing, headers, caller.subject_token, relay, room)
         except BaseException:
             span.fail("cut before its reply")  # the task was canceled, or the adapter stops
             raise
@@ -224,6 +251,7 @@ class WebhookClient:
 
     async def _exchange(
         self,
+        post: _Post,
         outgoing: Outgoing,
         headers: dict[str, str],
         token: str | None,
@@ -234,7 +262,8 @@ class WebhookClient:
         # Every reply carries the token, so that its verdict can keep it out of the task.
         with trio.move_on_after(self._timeout):
             try:
-                return _sent(await self._post(outgoing, headers, token, relay, room), outgoing)
+                reply = await self._post(post.target, outgoing, headers, token, relay, room)
+                return _sent(reply, outgoing, post.resumed)
             except ConnectError as error:
                 return _connect_failure(error, token)
             except (NetworkError, ProtocolError) as error:
@@ -247,6 +276,7 @@ class WebhookClient:
 
     async def _post(
         self,
+        target: bytes,
         outgoing: Outgoing,
         headers: dict[str, str],
         subject_token: str | None,
@@ -256,7 +286,7 @@ class WebhookClient:
         """One exchange. With ADAPTER_WEBHOOK_STREAMING a 2xx reply is read as n8n's
         streamed lines; anything else (an error, a compressed reply) is read whole."""
         fields = field_lines((name.encode(), value.encode()) for name, value in headers.items())
-        head = b"POST %b HTTP/1.1\r\n%b%b\r\n" % (self._target, self._fixed_fields, fields)
+        head = b"POST %b HTTP/1.1\r\n%b%b\r\n" % (target, self._fixed_fields, fields)
         async with self._pool.exchange(self._origin, head, outgoing.take()) as reply:
             if room is not None:
                 room.forwarded()  # the request is out, its head answered
@@ -332,11 +362,14 @@ class _Inflater:
             self._first = False
 
 
-def _sent(reply: WebhookReply, outgoing: Outgoing) -> WebhookReply:
-    """The reply with what was sent, by which its verdict can read a refusal of its size."""
+def _sent(reply: WebhookReply, outgoing: Outgoing, resumed: bool) -> WebhookReply:
+    """The reply with what was sent, by which its verdict can read a refusal of its size
+    (or of a resume)."""
     if not isinstance(reply, HttpReply):
         return reply
-    return replace(reply, request_bytes=outgoing.size, multipart=outgoing.multipart)
+    return replace(
+        reply, request_bytes=outgoing.size, multipart=outgoing.multipart, resumed=resumed
+    )
 
 
 def _connect_failure(error: ConnectError, subject_token: str | None) -> TransportFailure:

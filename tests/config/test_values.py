@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from n8n_a2a.config import ConfigError, load_settings
+from n8n_a2a.config import values as read
 from tests.support.environments import GOOD, OIDC
 
 
@@ -158,3 +159,16 @@ def test_a_file_that_is_not_a_ca_is_refused(tmp_path: Any) -> None:
 @pytest.mark.parametrize(("value", "way"), [("multipart", "multipart"), ("JSON", "json")])
 def test_the_webhook_files_way_is_read_in_any_case(value: str, way: str) -> None:
     assert load_settings({**GOOD, "ADAPTER_WEBHOOK_FILES": value}).webhook_files == way
+
+
+@pytest.mark.parametrize("raw", ["/webhook-waiting/", "/n8n/wait-here/", "/"])
+def test_n8ns_waiting_path_is_a_path_from_slash_to_slash(raw: str) -> None:
+    assert read.waiting_path(raw) == raw
+
+
+@pytest.mark.parametrize(
+    "raw", ["webhook-waiting/", "/webhook-waiting", "/a b/", "/../rest/", "/x/./", ""]
+)
+def test_any_other_waiting_path_is_refused(raw: str) -> None:
+    with pytest.raises(ValueError, match="must"):
+        read.waiting_path(raw)

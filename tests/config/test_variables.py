@@ -63,6 +63,7 @@ DEFAULTS: dict[str, object] = {
     "max_streams_per_caller": 32,
     "long_poll_timeout": 30.0,
     "allow_auth_required": False,
+    "waiting_path": "/webhook-waiting/",
     "max_long_polls_per_caller": 32,
     "require_token": False,
     "oidc_issuer": None,

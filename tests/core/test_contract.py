@@ -822,3 +822,68 @@ def test_what_each_failure_short_of_a_reply_says(outcome: Outcome, text: str) ->
     detail = "a {detail} with braces"  # said as it is: no template reads it
     verdict = classify(TransportFailure(outcome, detail))
     assert (verdict.outcome, verdict.text) == (outcome, text.replace("{d}", detail))
+
+
+# The resume URL of the n8n execution waiting for the next message (core/resume.py).
+
+RESUME = "http://localhost:5678/webhook-waiting/231?signature=5ecret"
+
+
+def asking_with(resume: object, **keys: object) -> bytes:
+    document = {"answer": "Which item?", "escalate": False, "inputRequired": True}
+    return json.dumps({**document, "resumeUrl": resume, **keys}).encode()
+
+
+def test_a_question_may_carry_the_resume_url_of_its_waiting_execution() -> None:
+    verdict = classify(reply(asking_with(RESUME)), input_required=True)
+    assert verdict.outcome is Outcome.INPUT_REQUIRED and verdict.text == "Which item?"
+    assert verdict.resume == "/webhook-waiting/231?signature=5ecret"
+    assert "5ecret" not in repr(verdict)
+    signed_in = {"answer": "Sign in", "escalate": False, "authRequired": True, "resumeUrl": RESUME}
+    verdict = classify(reply(json.dumps(signed_in).encode()), auth_required=True)
+    assert verdict.resume == "/webhook-waiting/231?signature=5ecret"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (asking_with("http://localhost:5678/rest/login?signature=5ecret"), "waiting path"),
+        (asking_with(42), "'resumeUrl' is not a string"),
+        (asking_with(RESUME, inputRequired=False), "comes only with a question"),
+    ],
+)
+def test_a_resume_url_off_its_rules_is_off_contract_and_its_signature_never_shown(
+    body: bytes, why: str
+) -> None:
+    verdict = classify(reply(body), input_required=True)
+    assert verdict.outcome is Outcome.OFF_CONTRACT and why in verdict.text
+    assert verdict.resume is None and "5ecret" not in verdict.text
+    assert ("signature=[redacted]" in verdict.text) is (b"5ecret" in body)
+
+
+def test_a_resume_url_without_the_setting_is_a_key_too_many() -> None:
+    verdict = classify(reply(asking_with(RESUME)))
+    assert verdict.outcome is Outcome.OFF_CONTRACT and "5ecret" not in verdict.text
+
+
+def test_a_signature_the_workflow_wrote_into_its_answer_is_not_shown_either() -> None:
+    document = {"answer": f"resume me at {RESUME}", "escalate": False}
+    verdict = classify(reply(json.dumps(document).encode()))
+    assert verdict.outcome is Outcome.ANSWERED
+    assert (
+        verdict.text
+        == "resume me at http://localhost:5678/webhook-waiting/231?signature=[redacted]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(401, "signature is missing or wrong"), (404, "no waiting execution"), (409, "no longer")],
+)
+def test_n8ns_refusal_to_resume_fails_the_task_saying_which(status: int, said: str) -> None:
+    body = b'{"code":409,"message":"The execution \\"12\\" is not waiting"}'
+    verdict = classify(HttpReply(status, body, "application/json", resumed=True))
+    assert verdict.outcome is Outcome.RESUME_FAILED
+    assert said in verdict.text and f"HTTP {status}" in verdict.text
+    # The same status from the webhook itself is what it always was.
+    assert classify(HttpReply(status, body)).outcome is not Outcome.RESUME_FAILED

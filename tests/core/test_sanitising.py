@@ -6,7 +6,15 @@ from collections.abc import Callable
 
 import pytest
 
-from n8n_a2a.core.sanitising import MARKUP_WINDOW, REDACTED, cut, markup_free, redact, repair
+from n8n_a2a.core.sanitising import (
+    MARKUP_WINDOW,
+    REDACTED,
+    cut,
+    markup_free,
+    redact,
+    repair,
+    unsigned,
+)
 
 TOKEN = "eyJhbGciOi.J/IUz+I1Ni_J9~x="
 
@@ -92,3 +100,20 @@ def test_only_the_first_part_of_a_huge_page_is_read() -> None:
     read = markup_free(unclosed + "</script><p>tail</p>" * 100_000)
     assert len(read) <= MARKUP_WINDOW and "tail" not in read
     assert markup_free("x" * (MARKUP_WINDOW + 10)) == "x" * MARKUP_WINDOW
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "http://h/webhook-waiting/1?signature=ab12",
+            "http://h/webhook-waiting/1?signature=[redacted]",
+        ),
+        ("?x=1&signature=ab12&y=2", "?x=1&signature=[redacted]&y=2"),
+        ('"?signature\\u003dab12"', '"?signature\\u003d[redacted]"'),
+        ("SIGNATURE%3Dab12 then", "SIGNATURE%3D[redacted] then"),
+        ("no signature here", "no signature here"),
+    ],
+)
+def test_a_urls_signature_is_never_shown(text: str, shown: str) -> None:
+    assert unsigned(text) == shown

@@ -50,6 +50,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     client_port: int = 0  # which connection of the adapter's it came on
+    target: str = ""  # the request target: path and query
 
     @property
     def json(self) -> dict[str, Any]:
@@ -108,7 +109,9 @@ class StubWebhook:
             return
         body = await read_body(receive)
         headers = lower_headers(scope)
-        self.received.append(Received(headers, body, scope["client"][1]))
+        query = scope.get("query_string", b"").decode()
+        target = scope["path"] + (f"?{query}" if query else "")
+        self.received.append(Received(headers, body, scope["client"][1], target))
         self._note()
         try:
             request = json.loads(body)
@@ -124,7 +127,12 @@ class StubWebhook:
         if text.startswith("payload-held:"):
             await self._held_payload(payloads.reply(text, request), send)
             return
-        status, content_type, reply, extra = await self._reply(text, headers, request)
+        if scope["path"].startswith("/webhook-waiting/"):
+            status, content_type, reply, extra = _resumed(scope["path"], query)
+            if status == 200:
+                status, content_type, reply, extra = await self._reply(text, headers, request)
+        else:
+            status, content_type, reply, extra = await self._reply(text, headers, request)
         response_headers = [(b"content-type", content_type.encode()), *extra]
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": reply})
@@ -212,6 +220,12 @@ class StubWebhook:
         if verb == "ask":
             question = {"answer": argument, "escalate": False, "inputRequired": True}
             return 200, json_type, json.dumps(question).encode(), []
+        if verb == "ask-resume":
+            # A question from an execution that waits at n8n's resume URL, named with n8n's
+            # default host (not the stub's): `gone` for one no longer waiting (then 409).
+            where = f"http://localhost:5678/webhook-waiting/{argument}?signature=5ecret-{argument}"
+            question = {"answer": "Which item?", "escalate": False, "inputRequired": True}
+            return 200, json_type, json.dumps({**question, "resumeUrl": where}).encode(), []
         if verb == "signin":
             asked = {"answer": argument, "escalate": False, "authRequired": True}
             return 200, json_type, json.dumps(asked).encode(), []
@@ -262,6 +276,22 @@ class StubWebhook:
         if text == "huge":
             return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
         return 200, json_type, _contract(text, escalate=False), []
+
+
+def _resumed(path: str, query: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+    """A POST to n8n's waiting path, refused as n8n 2.41 refuses one (200: resumed, the
+    message then answered as a webhook call is): a signature not the one the question gave
+    is 401, the execution `gone` is 409 (finished), `unknown` 404."""
+    json_type = "application/json; charset=utf-8"
+    execution = path.removeprefix("/webhook-waiting/")
+    if query != f"signature=5ecret-{execution}":
+        return 401, json_type, b'{"code":401,"message":"Invalid token"}', []
+    if execution == "gone":
+        body = b'{"code":409,"message":"The execution \\"gone\\" has finished already."}'
+        return 409, json_type, body, []
+    if execution == "unknown":
+        return 404, json_type, b'{"code":404,"message":"The execution was not found"}', []
+    return 200, json_type, b"", []
 
 
 def _chunk(kind: str, content: str | None = None, *, item: int = 0) -> bytes:

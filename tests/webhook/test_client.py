@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import tracemalloc
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -307,3 +308,26 @@ async def test_once_forwarded_the_request_s_body_is_held_by_no_frame(stub: StubW
         tracemalloc.stop()
     assert isinstance(reply, HttpReply) and reply.request_bytes > 4_000_000
     assert room.held_by_the_client is not None and room.held_by_the_client < 100_000
+
+
+async def test_a_turn_for_a_waiting_execution_goes_to_its_resume_target_on_the_origin(
+    stub: StubWebhook,
+) -> None:
+    resumed = replace(request("answer:salt"), resume="/webhook-waiting/5?signature=5ecret-5")
+    assert "5ecret" not in repr(resumed)
+    async with WebhookClient(make_settings(stub.url)) as client:
+        reply = await client.call(resumed, Caller("tok"))
+        refused = await client.call(replace(resumed, resume="/webhook-waiting/gone"), Caller())
+        plain = await client.call(request("answer:salt"), Caller())
+    assert isinstance(reply, HttpReply) and (reply.status, reply.resumed) == (200, True)
+    assert isinstance(refused, HttpReply) and (refused.status, refused.resumed) == (401, True)
+    assert isinstance(plain, HttpReply) and not plain.resumed
+    targets = [received.target for received in stub.received]
+    assert targets == [
+        "/webhook-waiting/5?signature=5ecret-5",
+        "/webhook-waiting/gone",
+        "/webhook/supply",
+    ]
+    # The same body and headers as a webhook call, the token in X-Subject-Token.
+    first = stub.received[0]
+    assert first.json["text"] == "answer:salt" and first.headers["x-subject-token"] == "tok"

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from ...core.changes import Change, change_events
 from ...core.errors import AlreadySent, AtCapacity
-from ...core.lifecycle import check_move, is_terminal
+from ...core.lifecycle import check_move, ends_turn, is_terminal
 from ...core.owners import Owner
 from ...core.release import released_task, task_payload_bytes
 from ...core.sent import Sent
@@ -99,6 +99,7 @@ class MemoryTaskStore:
             last.sequence,
             task.owner,
             last.relayed,
+            change.resume if ends_turn(change.state) else task.resume,
         )
         self._tasks[task_id] = moved
         if is_terminal(change.state):

@@ -14,7 +14,8 @@ Tables:
   may see the task (NULL: the anonymous caller); `lease_holder`/`lease_until` say which
   replica runs its call and until when that replica is presumed alive; `finished_at`
   is when it ended (expiry); `waiting_until` and `waiting` hold a task that waits for
-  the caller's input: its deadline, and what its workflow needs to go on.
+  the caller's input: its deadline, and what its workflow needs to go on (`{"resume":
+  …}`: the resume target of the n8n execution waiting for it, a credential).
 - `a2a_task_events`: every event of a task, numbered like `Task.version`. A replica
   that hears of an event (NOTIFY carries only the task's id and the event's number)
   reads it here; a subscriber can be caught up from a number.

@@ -38,7 +38,7 @@ _EXPIRY_BATCH = 5000
 
 _TASK_COLUMNS = (
     "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
-    "metadata, version, relayed"
+    "metadata, version, relayed, waiting"
 )
 
 
@@ -57,6 +57,8 @@ def _task_of(row: Row) -> Task:
         version=row["version"],
         owner=row["owner"],
         relayed=row["relayed"],
+        # What its workflow needs to go on: where the next turn goes (core/resume.py).
+        resume=(row["waiting"] or {}).get("resume"),
     )
 
 
@@ -157,6 +159,9 @@ class PostgresTaskStore(PostgresLeases):
             # A question asked: how long the caller has to answer, on the database's clock.
             "wait": self._input_ttl if lifecycle.takes_message(change.state) else None,
             "relayed": change.relayed,
+            # A turn's end says where the next goes (None: the webhook); other moves keep it.
+            "ends": lifecycle.ends_turn(change.state),
+            "waiting": None if change.resume is None else Jsonb({"resume": change.resume}),
             "sequences": [event.sequence for event in events],
             "events": [Json(event_doc(event)) for event in events],
             "channel": CHANNEL,
@@ -300,7 +305,8 @@ WITH moved AS (
         finished_at = %(finished)s,
         lease_holder = %(holder)s,
         lease_until = now() + %(lease)s * interval '1 second',
-        waiting_until = now() + %(wait)s * interval '1 second'
+        waiting_until = now() + %(wait)s * interval '1 second',
+        waiting = CASE WHEN %(ends)s THEN %(waiting)s::jsonb ELSE waiting END
     WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
     RETURNING *
 ), logged AS (
@@ -313,7 +319,7 @@ WITH moved AS (
     FROM moved WHERE %(message_id)s::text IS NOT NULL
 )
 SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
-       metadata, version, relayed, pg_notify(%(channel)s, id || ' ' || version) AS notified
+       metadata, version, relayed, waiting, pg_notify(%(channel)s, id || ' ' || version) AS notified
 FROM moved
 """
 
@@ -329,7 +335,7 @@ _PAGE: LiteralString = (
     """
 SELECT id, context_id, owner, state, status_timestamp, status_message, history,
        CASE WHEN %(artifacts)s THEN artifacts ELSE '{}'::json[] END AS artifacts,
-       metadata, version, relayed
+       metadata, version, relayed, waiting
 """
     + _FOUND
     + """
