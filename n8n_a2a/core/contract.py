@@ -215,7 +215,7 @@ def _http_error(reply: HttpReply) -> Verdict:
     """An error status: n8n's refusal to resume, a webhook not registered, a workflow that
     failed, a refusal of the request's size naming the bound to raise, or any other."""
     excerpt, repaired = _excerpt(reply)
-    if reply.resumed and (refusal := refused_resume(reply.status)) is not None:
+    if reply.resumed and (refusal := refused_resume(reply.status, reply.body)) is not None:
         return Verdict(Outcome.RESUME_FAILED, f"{refusal} n8n said: {excerpt}", repaired)
     if reply.status == 404:
         return Verdict(

@@ -70,6 +70,15 @@ def resume_target(url: str, waiting_path: str = WAITING_PATH) -> str | Refused:
     return path + (f"?{parts.query}" if parts.query else "")
 
 
-def refused_resume(status: int) -> str | None:
+#: A 409 for an execution that runs still (webhook/client.py tried again a few times).
+_RUNNING = (
+    "n8n would not resume the execution (HTTP 409): it is running still (it had not reached "
+    "its Wait node after some 3 s of retries, or another message resumed it)."
+)
+
+
+def refused_resume(status: int, body: bytes = b"") -> str | None:
     """What n8n's answer to a resume says, if it is a refusal to resume (None otherwise)."""
+    if status == 409 and b"is running already" in body:
+        return _RUNNING
     return _REFUSALS.get(status)

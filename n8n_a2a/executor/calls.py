@@ -35,8 +35,8 @@ from ..observability import traces
 from ..observability.spans import Span
 from ..protocol.model import Message, StatusUpdate, Task, TaskEvent
 from ..store import TaskEvents
-from ..webhook.client import WebhookRequest
 from ..webhook.reading import Relay, ReplyRoom
+from ..webhook.request import WebhookRequest
 from . import call_events as steps
 from .call import Call, Phase
 from .config import ExecutorConfig

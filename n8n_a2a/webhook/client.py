@@ -10,10 +10,9 @@ and leaves any other encoding to be judged off contract.
 
 from __future__ import annotations
 
-import json
 import ssl
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from types import TracebackType
 from urllib.parse import urlsplit
@@ -24,14 +23,13 @@ from .. import __version__
 from ..auth.caller import Caller
 from ..config import Settings
 from ..core.replies import HttpReply, Outcome, TransportFailure, WebhookReply
-from ..core.sanitising import repair
 from ..observability import traces
-from ..protocol.model import FileContent, JSONObject, Part, PartKind
 from .errors import ConnectError, NetworkError, ProtocolError
-from .form import FormBody, FormFile, file_field, form_body
+from .form import FormBody
 from .http11 import field_lines, request_target
 from .pool import StackPool, request_url
 from .reading import Relay, ReplyRoom
+from .request import WebhookRequest
 
 #: What is POSTed: the JSON body, or the multipart/form-data one (ADAPTER_WEBHOOK_FILES).
 Body = bytes | FormBody
@@ -41,78 +39,6 @@ Body = bytes | FormBody
 # keep the call reading until its deadline.
 _SENT_PER_READ = 2
 _INFLATED = ("gzip", "deflate")
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookRequest:
-    """What the workflow receives: the message text, its data and files when it has any,
-    and the A2A ids to key a conversation on. `parts`: the message's, bytes and all."""
-
-    text: str
-    task_id: str
-    context_id: str
-    message_id: str
-    skill_id: str
-    parts: tuple[Part, ...] = ()
-    #: The resume target of the n8n execution waiting for this turn (core/resume.py):
-    #: POSTed there, on the webhook's origin, instead of to the webhook. Never shown.
-    resume: str | None = field(default=None, repr=False)
-
-    def body(self) -> bytes:
-        """The JSON body. About as long as the A2A request it came in (which
-        ADAPTER_MAX_BODY_BYTES bounds): a file's base64 as it came, re-padded, and a few
-        keys for each of at most MAX_ATTACHMENTS data and file parts."""
-        files = [_file_entry(part.file) for part in self.parts if part.file is not None]
-        # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
-        return repair(self._document(files))[0].encode()
-
-    def form(self, boundary: str = "") -> FormBody:
-        """The multipart/form-data body (ADAPTER_WEBHOOK_FILES=multipart): the JSON
-        document in one field, each file sent as bytes listed there by its `field`, `size`,
-        name and type instead of its base64, and sent as a form file (webhook/form.py)."""
-        entries: list[JSONObject] = []
-        sent: list[FormFile] = []
-        for file in (part.file for part in self.parts if part.file is not None):
-            if file.content is None:
-                entries.append(_file_entry(file))  # by URL: nothing to send but the URL
-                continue
-            field = file_field(len(sent))
-            entries.append(_form_entry(file, field))
-            sent.append(FormFile(field, file.name, file.media_type, file.content))
-        return form_body(self._document(entries), tuple(sent), boundary)
-
-    def _document(self, files: list[JSONObject]) -> str:
-        """The request as JSON text, `files` its file entries."""
-        request: JSONObject = {
-            "text": self.text,
-            "taskId": self.task_id,
-            "contextId": self.context_id,
-            "messageId": self.message_id,
-            "skillId": self.skill_id,
-        }
-        data = [part.data for part in self.parts if part.kind is PartKind.DATA]
-        if data:
-            request["data"] = data
-        if files:
-            request["files"] = files
-        # Compact: data comes back no longer than the caller wrote it.
-        return json.dumps(request, ensure_ascii=False, separators=(",", ":"))
-
-
-def _file_entry(file: FileContent) -> JSONObject:
-    """`{name, mediaType, base64}` or `{name, mediaType, url}`: the adapter never fetches."""
-    entry: JSONObject = {"name": file.name, "mediaType": file.media_type}
-    if file.url is not None:
-        entry["url"] = file.url
-    else:
-        entry["base64"] = file.base64
-    return entry
-
-
-def _form_entry(file: FileContent, field: str) -> JSONObject:
-    """`{name, mediaType, size, field}`: a file sent as the form file of `field`."""
-    size = len(file.content or b"")
-    return {"name": file.name, "mediaType": file.media_type, "size": size, "field": field}
 
 
 class Outgoing:
@@ -193,7 +119,26 @@ class WebhookClient:
     ) -> WebhookReply:
         """POST the request; every way it can go wrong comes back as a WebhookReply, but
         a reply `room` cannot hold (its AtCapacity). `relay`: where a streamed reply's
-        text goes as it comes."""
+        text goes as it comes.
+
+        A resume that finds its execution still running (n8n's 409 "is running already":
+        the caller answered before the execution reached its Wait node) is sent again after
+        a pause, a few times; any other answer is the reply."""
+        reply = await self._call(request, caller, relay, room)
+        for pause in _RESUME_PAUSES if request.resume is not None else ():
+            if not _still_running(reply):
+                break
+            await trio.sleep(pause)
+            reply = await self._call(request, caller, relay, room)
+        return reply
+
+    async def _call(
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None,
+        room: ReplyRoom | None,
+    ) -> WebhookReply:
         outgoing = Outgoing(request.form() if self._multipart else request.body())
         headers = {
             "Content-Type": outgoing.content_type,
@@ -360,6 +305,17 @@ class _Inflater:
             return self._stream.decompress(data, room)
         finally:
             self._first = False
+
+
+#: The pauses before a resume is sent again while its execution still runs: 3.1 s in all.
+_RESUME_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def _still_running(reply: WebhookReply) -> bool:
+    """n8n's answer to a resume of an execution that runs still (waiting-webhooks.js)."""
+    return (
+        isinstance(reply, HttpReply) and reply.status == 409 and b"is running already" in reply.body
+    )
 
 
 def _sent(reply: WebhookReply, outgoing: Outgoing, resumed: bool) -> WebhookReply:

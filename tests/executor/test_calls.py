@@ -30,8 +30,8 @@ from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEv
 from n8n_a2a.store import Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
 from n8n_a2a.webhook.reading import Relay, ReplyRoom
+from n8n_a2a.webhook.request import WebhookRequest
 from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
 
 

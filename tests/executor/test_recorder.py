@@ -17,8 +17,8 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import Message, Part, Role, SendMessage, Task, TaskState
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
 from n8n_a2a.webhook.reading import Relay, ReplyRoom
+from n8n_a2a.webhook.request import WebhookRequest
 from tests.support.executor import (
     GatedStore,
     ScriptedWorkflow,

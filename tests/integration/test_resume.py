@@ -60,6 +60,7 @@ async def test_a_resume_n8n_refuses_fails_the_task_saying_which(
     for execution, status, said in (
         ("gone", 409, "no longer waiting"),
         ("unknown", 404, "no waiting execution"),
+        ("stuck", 409, "running still"),
     ):
         asked = (await rpc(asking, send_v1(f"ask-resume:{execution}"), V1))["result"]["task"]
         failed = (await rpc(asking, naming(send_v1("answer:x"), asked), V1))["result"]["task"]
@@ -85,3 +86,14 @@ async def test_a_push_receiver_never_gets_the_resume_url(
         while b"TASK_STATE_COMPLETED" not in b"".join(d.body for d in receiver.received):
             await receiver.wait_received(len(receiver.received) + 1)
     assert all(b"5ecret" not in d.body for d in receiver.received)
+
+
+async def test_a_resume_before_the_execution_waits_is_sent_again_until_it_does(
+    asking: str, stub: StubWebhook
+) -> None:
+    """The caller answered before n8n's execution reached its Wait node: n8n says 409, "is
+    running already", twice; the third try resumes it."""
+    asked = (await rpc(asking, send_v1("ask-resume:busy"), V1))["result"]["task"]
+    done = (await rpc(asking, naming(send_v1("answer:rice"), asked), V1))["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert stub.resumes == {"busy": 3}

@@ -30,8 +30,8 @@ from n8n_a2a.protocol.model import (
 from n8n_a2a.store import Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
-from n8n_a2a.webhook.client import WebhookRequest
 from n8n_a2a.webhook.reading import Relay, ReplyRoom
+from n8n_a2a.webhook.request import WebhookRequest
 
 
 @dataclass

@@ -69,6 +69,8 @@ class StubWebhook:
     #: Payload replies held halfway (counted in `held` too), and let go on so far.
     payloads_held: int = 0
     payloads_released: int = 0
+    #: Resumes asked of each waiting execution (its id in n8n's waiting path).
+    resumes: dict[str, int] = field(default_factory=dict)
     _streams_go: trio.Event = field(default_factory=trio.Event)
     _changed: trio.Event = field(default_factory=trio.Event)
 
@@ -104,6 +106,26 @@ class StubWebhook:
         """Until the adapter has closed `count` held connections."""
         await self._wait_until(lambda: self.released >= count)
 
+    def _resumed(self, path: str, query: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
+        """A POST to n8n's waiting path, refused as n8n 2.41 refuses one (200: resumed, the
+        message then answered as a webhook call is): a signature not the one the question gave
+        is 401, the execution `gone` is 409 (finished), `unknown` 404, `busy` 409 (running
+        still) twice, then resumed, `stuck` always running."""
+        json_type = "application/json; charset=utf-8"
+        execution = path.removeprefix("/webhook-waiting/")
+        if query != f"signature=5ecret-{execution}":
+            return 401, json_type, b'{"code":401,"message":"Invalid token"}', []
+        if execution == "gone":
+            body = b'{"code":409,"message":"The execution \\"gone\\" has finished already."}'
+            return 409, json_type, body, []
+        self.resumes[execution] = self.resumes.get(execution, 0) + 1
+        if execution == "stuck" or (execution == "busy" and self.resumes[execution] <= 2):
+            running = f'{{"code":409,"message":"The execution {execution} is running already."}}'
+            return 409, json_type, running.encode(), []
+        if execution == "unknown":
+            return 404, json_type, b'{"code":404,"message":"The execution was not found"}', []
+        return 200, json_type, b"", []
+
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if await handled_lifespan(scope, receive, send):
             return
@@ -128,7 +150,7 @@ class StubWebhook:
             await self._held_payload(payloads.reply(text, request), send)
             return
         if scope["path"].startswith("/webhook-waiting/"):
-            status, content_type, reply, extra = _resumed(scope["path"], query)
+            status, content_type, reply, extra = self._resumed(scope["path"], query)
             if status == 200:
                 status, content_type, reply, extra = await self._reply(text, headers, request)
         else:
@@ -276,22 +298,6 @@ class StubWebhook:
         if text == "huge":
             return 200, json_type, b'{"answer":"' + b"x" * (2 * 1024 * 1024) + b'"}', []
         return 200, json_type, _contract(text, escalate=False), []
-
-
-def _resumed(path: str, query: str) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
-    """A POST to n8n's waiting path, refused as n8n 2.41 refuses one (200: resumed, the
-    message then answered as a webhook call is): a signature not the one the question gave
-    is 401, the execution `gone` is 409 (finished), `unknown` 404."""
-    json_type = "application/json; charset=utf-8"
-    execution = path.removeprefix("/webhook-waiting/")
-    if query != f"signature=5ecret-{execution}":
-        return 401, json_type, b'{"code":401,"message":"Invalid token"}', []
-    if execution == "gone":
-        body = b'{"code":409,"message":"The execution \\"gone\\" has finished already."}'
-        return 409, json_type, body, []
-    if execution == "unknown":
-        return 404, json_type, b'{"code":404,"message":"The execution was not found"}', []
-    return 200, json_type, b"", []
 
 
 def _chunk(kind: str, content: str | None = None, *, item: int = 0) -> bytes:

@@ -15,7 +15,8 @@ import trustme
 from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.replies import HttpReply, Outcome, TransportFailure
 from n8n_a2a.protocol.model import FileContent, Part
-from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
+from n8n_a2a.webhook.client import WebhookClient
+from n8n_a2a.webhook.request import WebhookRequest
 from tests.support.adapter import make_settings
 from tests.support.forms import parsed_form
 from tests.support.stub_webhook import StubWebhook, start_stub_webhook

@@ -11,7 +11,8 @@ from n8n_a2a.auth.caller import Caller
 from n8n_a2a.core.contract import classify
 from n8n_a2a.core.errors import AtCapacity
 from n8n_a2a.core.replies import HttpReply, Outcome, StreamedReply, TransportFailure
-from n8n_a2a.webhook.client import WebhookClient, WebhookRequest
+from n8n_a2a.webhook.client import WebhookClient
+from n8n_a2a.webhook.request import WebhookRequest
 from n8n_a2a.webhook.streamed_reply import RELAY_SPACING
 from tests.support.adapter import make_settings
 from tests.support.stub_webhook import StubWebhook
