@@ -23,12 +23,14 @@ from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, T
 from a2a.types import TaskState as SdkTaskState
 
 from tests.e2e.real_n8n import N8n
+from tests.support.adapter import get
 from tests.support.jsonrpc import V1, call, rpc, send_v1
+from tests.support.oidc_issuer import AUDIENCE, start_issuer
 
 StartAdapter = Callable[..., Awaitable[str]]
 
 WHICH_ITEM = "which-item"
-EXECUTION = re.compile(r"\(execution (\d+)\)")
+EXECUTION = re.compile(r"execution (\d+)\)")
 
 
 def execution_of(text: str) -> str:
@@ -119,3 +121,37 @@ async def test_the_official_client_streams_both_turns_of_one_execution(
     assert answer.startswith('40 pallets of rice in stock; you first asked "1?"')
     assert execution_of(question) == execution_of(answer)
     assert asked.id == task.id
+
+
+async def test_a_sign_in_asked_then_the_same_execution_goes_on_with_the_new_token(
+    n8n: N8n, start_adapter: StartAdapter, nursery: trio.Nursery
+) -> None:
+    """n8n/workflows/sign_in_wait.json asks the caller to sign in (auth-required) and waits;
+    the caller signs in again (OIDC: the same subject, a new token) and says so on the
+    task; the same execution goes on, and sees the new token in X-Subject-Token."""
+    issuer = await start_issuer(nursery)
+    adapter = await start_adapter(
+        n8n.webhook("erp-orders"),
+        allow_auth_required=True,
+        oidc_issuer=issuer.issuer,
+        oidc_audience=AUDIENCE,
+        oidc_allow_http=True,
+    )
+    with trio.fail_after(10):  # the issuer's keys loaded
+        while (await get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110 - polled
+            await trio.sleep(0.05)
+    first, renewed = issuer.mint("alice", jti="first"), issuer.mint("alice", jti="renewed")
+    as_first = {**V1, "Authorization": f"Bearer {first}"}
+    asked = (await rpc(adapter, send_v1("10 pallets of flour"), as_first))["result"]["task"]
+    assert asked["status"]["state"] == "TASK_STATE_AUTH_REQUIRED", asked
+    prompt = asked["status"]["message"]["parts"][0]["text"]
+    assert prompt.startswith("Sign in to the ERP at https://erp.example/login")
+    as_renewed = {**V1, "Authorization": f"Bearer {renewed}"}
+    done = (await rpc(adapter, naming(send_v1("done"), asked), as_renewed))["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    answer = done["artifacts"][-1]["parts"][0]["text"]
+    assert answer.startswith(
+        f'Signed in: the order "10 pallets of flour" is placed with the token ending '
+        f"{renewed[-6:]} (the first ended {first[-6:]}"
+    )
+    assert execution_of(answer) == execution_of(prompt)

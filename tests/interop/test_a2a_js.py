@@ -130,6 +130,22 @@ async def test_a_sign_in_asked_then_the_next_message_on_the_task(
     assert len(stub.received) == 4
 
 
+@pytest.mark.parametrize("mode", _modes(" resumed execution"))
+async def test_a_question_its_waiting_execution_answers(
+    client_dir: Path, stub: StubWebhook, start_adapter: AdapterFactory, mode: str
+) -> None:
+    """A question carrying its n8n execution's resumeUrl: the SDK's next message on the
+    task, sent and then streamed, goes to that execution; the SDK never sees the URL."""
+    adapter = await start_adapter(stub.url, allow_input_required=True)
+    result = await _drive(client_dir, adapter, mode, "signin", "ask-resume:9", matrix.ANSWER)
+    assert result["asked"]["task"]["state"] == "input-required"
+    assert result["replied"]["task"]["state"] == "completed"
+    assert result["streamedReply"]["events"][-1]["state"] == "completed"
+    waiting = "/webhook-waiting/9?signature=5ecret-9"
+    assert [r.target for r in stub.received] == ["/webhook/supply", waiting] * 2
+    assert "5ecret" not in json.dumps(result) and "webhook-waiting" not in json.dumps(result)
+
+
 @pytest.mark.parametrize("mode", _modes(" retries"))
 async def test_a_message_sent_again_is_its_first_task(
     client_dir: Path, adapter: str, stub: StubWebhook, mode: str, request: pytest.FixtureRequest

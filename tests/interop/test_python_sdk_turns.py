@@ -164,6 +164,31 @@ async def test_official_client_signs_in_and_continues_the_task(
     assert [r.json["taskId"] for r in stub.received] == [task.id] * 2
 
 
+@sdk_modes.parametrize(" resumed execution")
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_official_client_answers_a_question_its_waiting_execution_takes(
+    stub: StubWebhook, start_adapter: AdapterFactory, mode: SdkMode, streaming: bool
+) -> None:
+    """A question carrying its n8n execution's resumeUrl: the client's answer goes to that
+    execution (the stub's waiting path, on the webhook's origin), and the client never
+    sees the URL."""
+    adapter = await start_adapter(stub.url, allow_input_required=True)
+    turns = await trio.to_thread.run_sync(
+        partial(
+            asyncio.run,
+            _two_turns(adapter, "answer:salt", mode, streaming=streaming, asking="ask-resume:8"),
+        )
+    )
+    assert _states(turns.first)[-1] == SdkTaskState.TASK_STATE_INPUT_REQUIRED
+    assert _states(turns.second)[-1] == SdkTaskState.TASK_STATE_COMPLETED
+    assert [r.target for r in stub.received] == [
+        "/webhook/supply",
+        "/webhook-waiting/8?signature=5ecret-8",
+    ]
+    shown = str([*turns.first, *turns.second, turns.task])
+    assert "5ecret" not in shown and "webhook-waiting" not in shown
+
+
 @dataclass
 class Waits:
     expired: Task
