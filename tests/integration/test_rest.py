@@ -110,7 +110,7 @@ async def test_get_list_and_cancel_work_on_the_task_of_a_send(adapter: str) -> N
     assert canceled.status_code == 200
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
     again = await call(adapter, "POST", f"tasks/{task_id}:cancel")
-    assert error_of(again) == (409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")
+    assert error_of(again) == (400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")
 
 
 async def test_a_streaming_send_is_the_task_then_its_events_as_stream_responses(
@@ -200,7 +200,7 @@ async def test_a_body_that_is_not_json_is_refused_naming_what_is_wrong(adapter: 
         form = await http.post(adapter + "message:send", data={"a": "b"}, headers=V1)
     assert error_of(broken) == (400, "INVALID_ARGUMENT", "INVALID_REQUEST")
     assert broken.json()["error"]["message"].startswith("Parse error")
-    assert error_of(form) == (415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED")
+    assert error_of(form) == (400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED")
 
 
 async def test_a_body_past_the_bound_is_a_413_in_the_binding_s_shape(
@@ -216,7 +216,7 @@ async def test_the_version_header_is_as_for_json_rpc_but_none_is_1_0_here(adapte
     assert (await call(adapter, "GET", "tasks", **{"A2A-Version": ""})).status_code == 200
     for version in ("0.3", "2.0"):
         reply = await call(adapter, "GET", "tasks", **{"A2A-Version": version})
-        assert error_of(reply) == (400, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED")
+        assert error_of(reply) == (400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
 
 
 async def test_callers_see_only_their_own_tasks(adapter: str) -> None:

@@ -37,6 +37,8 @@ from tests.protocol.samples import (
     v03_send,
     v1_send,
 )
+from tests.support import spec_errors
+from tests.support.spec_errors import SpecError
 
 
 def test_empty_optional_ids_mean_unset_as_in_proto3_json() -> None:
@@ -91,6 +93,25 @@ def test_v1_errors_carry_error_info_and_v03_errors_do_not() -> None:
     }
     assert V03.encode_error(error) == {"code": -32001, "message": "Task not found: t-9"}
     assert "data" not in V1.encode_error(A2AError.invalid_params("x"))
+
+
+@pytest.mark.parametrize("row", spec_errors.TABLE, ids=lambda row: row.name)
+def test_each_a2a_error_is_its_spec_v1_0_1_code_and_reason_on_json_rpc(row: SpecError) -> None:
+    """§5.4's JSON-RPC column as released in v1.0.1, every row, with the ErrorInfo naming
+    its reason (§11.6's rule; §9.5 asks for it as a SHOULD) in v1.0 and the plain code in
+    v0.3 (whose spec, §8, knows no ErrorInfo)."""
+    error = A2AError(ErrorCode(row.code), "what went wrong")
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": row.reason,
+        "domain": "a2a-protocol.org",
+    }
+    assert V1.encode_error(error) == {
+        "code": row.code,
+        "message": "what went wrong",
+        "data": [info],
+    }
+    assert V03.encode_error(error) == {"code": row.code, "message": "what went wrong"}
 
 
 # ListTasks (v1.0's alone): paging bounds, a state in the version's spelling, a moment.
