@@ -179,12 +179,8 @@ async def test_push_configs_are_created_got_listed_and_deleted(
         ("GET", "tasks/" + "x" * 1025, None, (400, "INVALID_ARGUMENT", "INVALID_PARAMS")),
         ("GET", "nowhere", None, (404, "NOT_FOUND", "METHOD_NOT_FOUND")),
         ("DELETE", "message:send", None, (405, "UNIMPLEMENTED", "METHOD_NOT_FOUND")),
-        (
-            "GET",
-            "extendedAgentCard",
-            None,
-            (400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
-        ),
+        # §3.3.4: the card does not claim an extended card.
+        ("GET", "extendedAgentCard", None, (400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")),
     ],
 )
 async def test_each_error_has_its_http_status_and_reason(
