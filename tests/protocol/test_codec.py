@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from a2a.compat.v0_3 import conversions
+from a2a.compat.v0_3 import types as types_v03
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
@@ -57,6 +58,19 @@ def test_output_modes_without_text_are_refused() -> None:
     assert raised.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
     operation = V03.decode("message/send", v03_send(acceptedOutputModes=["text/plain"]))
     assert isinstance(operation, SendMessage)
+
+
+def test_a_task_asked_with_history_length_0_has_no_history_field_in_either_version() -> None:
+    """A2A 1.0.1 §3.2.4: "0: No history should be returned; the history field SHOULD be
+    omitted". The official models read the task without it: a2a-sdk 1.3.0's (ProtoJSON)
+    and its v0.3 model (`history: list[Message] | None`)."""
+    task = a_task().with_history_length(0)
+    assert task.history == ()
+    v1, v03 = V1.encode_task(task), V03.encode_task(task)
+    assert "history" not in v1 and "history" not in v03
+    assert list(json_format.ParseDict(v1, a2a_pb2.Task()).history) == []
+    assert types_v03.Task.model_validate(v03).history is None
+    assert "history" in V1.encode_task(a_task().with_history_length(1))
 
 
 @pytest.mark.parametrize("codec", [V1, V03], ids=["v1.0", "v0.3"])
@@ -180,7 +194,6 @@ def test_a_page_of_tasks_encodes_with_its_paging() -> None:
                 "id": "t-1",
                 "contextId": "c-1",
                 "status": {"state": "TASK_STATE_COMPLETED", "timestamp": STAMP},
-                "history": [],
             }
         ],
         "nextPageToken": "next",
