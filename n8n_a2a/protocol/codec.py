@@ -94,7 +94,12 @@ class Codec:
         }
         if task.artifacts:
             document["artifacts"] = [self._encode_artifact(a) for a in task.artifacts]
-        document["history"] = [self._encode_message(m) for m in task.history]
+        if task.history:
+            # Empty only when historyLength 0 asked for none: A2A 1.0.1 §3.2.4, "the history
+            # field SHOULD be omitted" (ProtoJSON omits an empty list anyway). v0.3's Task
+            # has it optional too, and no v0.3 client needs it there (a2a-sdk 0.3.26's model
+            # defaults it to None, @a2a-js/sdk 1.3.0's legacy transport reads none as []).
+            document["history"] = [self._encode_message(m) for m in task.history]
         if task.metadata:
             document["metadata"] = task.metadata
         if self.facts.generation:

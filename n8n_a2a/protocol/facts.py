@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from .errors import ErrorCode
 from .model import Role, TaskState
 
 
@@ -43,6 +44,12 @@ class VersionFacts:
     #: A push receiver gets the whole Task as it stands (v0.3), not each event (v1.0).
     pushes_whole_task: bool
     push_content_type: str
+    #: What the extended card's method answers on this card, which claims no extended card:
+    #: v1.0's UnsupportedOperationError (§3.3.4: "If AgentCard.capabilities.extendedAgentCard
+    #: is false or not present, ... MUST return UnsupportedOperationError"); v0.3's one error
+    #: for that method, -32007 AuthenticatedExtendedCardNotConfiguredError (v0.3 §8.2), as
+    #: a2a-sdk 0.3's own server answers a card without supportsAuthenticatedExtendedCard.
+    no_extended_card: ErrorCode
     #: A task and its events carry A2A 1.1's `generation` (drafted: served to a caller
     #: that asks for 1.1 only, since a2a-sdk 1.0 to 1.2 refuse a field they do not know).
     generation: bool = False
@@ -94,6 +101,7 @@ V1_0 = VersionFacts(
     refuses_streams_plainly=True,
     pushes_whole_task=False,
     push_content_type="application/a2a+json",
+    no_extended_card=ErrorCode.UNSUPPORTED_OPERATION,
 )
 
 #: A2A 1.1 as drafted (the A2A repository's dev-1.1 branch): 1.0's wire, and the task's
@@ -137,4 +145,5 @@ V0_3 = VersionFacts(
     refuses_streams_plainly=False,
     pushes_whole_task=True,
     push_content_type="application/json",
+    no_extended_card=ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
 )

@@ -146,8 +146,11 @@ def _timestamp(params: Params, name: str) -> datetime | None:
 
 
 def _no_extended_card(reading: Reading, params: Params) -> NoReturn:
+    # The card never claims one (capabilities.extendedAgentCard, v0.3's
+    # supportsAuthenticatedExtendedCard): each version's answer to that is its fact.
     raise A2AError(
-        ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED, "This agent has no extended Agent Card"
+        reading.facts.no_extended_card,
+        "This agent has no extended Agent Card: its card does not claim one",
     )
 
 

@@ -191,8 +191,11 @@ def _query_params(query: Mapping[str, str]) -> JSONObject:
     return params
 
 
-# A2A spec §5.4: each error's HTTP status and google.rpc.Code name (the SDKs differ on a few
-# statuses; their clients tell errors apart by the ErrorInfo's reason, not the status).
+# A2A 1.0.1 §5.4 (its "recent transcoding-related error changes"): each A2A error's HTTP
+# status and google.rpc.Code name, the HTTP status being the one google.rpc.Code maps its
+# name to (1.0.0's table said 409, 415 and 502, and UNIMPLEMENTED for three of them). The
+# JSON-RPC errors' rows are as the SDKs (a2a-sdk 1.3.0, @a2a-js/sdk 1.3.0) answer them;
+# both SDKs' clients tell errors apart by the ErrorInfo's reason, not the status.
 _STATUSES: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.PARSE_ERROR: (400, "INVALID_ARGUMENT"),
     ErrorCode.INVALID_REQUEST: (400, "INVALID_ARGUMENT"),
@@ -200,14 +203,15 @@ _STATUSES: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.INVALID_PARAMS: (400, "INVALID_ARGUMENT"),
     ErrorCode.INTERNAL_ERROR: (500, "INTERNAL"),
     ErrorCode.TASK_NOT_FOUND: (404, "NOT_FOUND"),
-    ErrorCode.TASK_NOT_CANCELABLE: (409, "FAILED_PRECONDITION"),
-    ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED: (400, "UNIMPLEMENTED"),
-    ErrorCode.UNSUPPORTED_OPERATION: (400, "UNIMPLEMENTED"),
-    ErrorCode.CONTENT_TYPE_NOT_SUPPORTED: (415, "INVALID_ARGUMENT"),
-    ErrorCode.INVALID_AGENT_RESPONSE: (502, "INTERNAL"),
+    ErrorCode.TASK_NOT_CANCELABLE: (400, "FAILED_PRECONDITION"),
+    ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED: (400, "FAILED_PRECONDITION"),
+    ErrorCode.UNSUPPORTED_OPERATION: (400, "FAILED_PRECONDITION"),
+    ErrorCode.CONTENT_TYPE_NOT_SUPPORTED: (400, "INVALID_ARGUMENT"),
+    ErrorCode.INVALID_AGENT_RESPONSE: (500, "INTERNAL"),
     ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED: (400, "FAILED_PRECONDITION"),
     ErrorCode.EXTENSION_SUPPORT_REQUIRED: (400, "FAILED_PRECONDITION"),
-    ErrorCode.VERSION_NOT_SUPPORTED: (400, "UNIMPLEMENTED"),
+    ErrorCode.VERSION_NOT_SUPPORTED: (400, "FAILED_PRECONDITION"),
+    # A2A 1.1 as drafted: ABORTED, which google.rpc.Code maps to 409.
     ErrorCode.TASK_GENERATION_MISMATCH: (409, "ABORTED"),
     ErrorCode.SERVER_BUSY: (503, "UNAVAILABLE"),
 }

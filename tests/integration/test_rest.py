@@ -103,14 +103,14 @@ async def test_get_list_and_cancel_work_on_the_task_of_a_send(adapter: str) -> N
     task_id = sent.json()["task"]["id"]
     got = await call(adapter, "GET", f"tasks/{task_id}?historyLength=0")
     assert got.json()["id"] == task_id
-    assert "history" not in got.json() or got.json()["history"] == []
+    assert "history" not in got.json()  # A2A 1.0.1 §3.2.4: SHOULD be omitted
     listed = await call(adapter, "GET", "tasks?pageSize=5&includeArtifacts=true")
     assert [task["id"] for task in listed.json()["tasks"]] == [task_id]
     canceled = await call(adapter, "POST", f"tasks/{task_id}:cancel", {"id": task_id})
     assert canceled.status_code == 200
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
     again = await call(adapter, "POST", f"tasks/{task_id}:cancel")
-    assert error_of(again) == (409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")
+    assert error_of(again) == (400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")
 
 
 async def test_a_streaming_send_is_the_task_then_its_events_as_stream_responses(
@@ -179,12 +179,8 @@ async def test_push_configs_are_created_got_listed_and_deleted(
         ("GET", "tasks/" + "x" * 1025, None, (400, "INVALID_ARGUMENT", "INVALID_PARAMS")),
         ("GET", "nowhere", None, (404, "NOT_FOUND", "METHOD_NOT_FOUND")),
         ("DELETE", "message:send", None, (405, "UNIMPLEMENTED", "METHOD_NOT_FOUND")),
-        (
-            "GET",
-            "extendedAgentCard",
-            None,
-            (400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
-        ),
+        # §3.3.4: the card does not claim an extended card.
+        ("GET", "extendedAgentCard", None, (400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")),
     ],
 )
 async def test_each_error_has_its_http_status_and_reason(
@@ -200,7 +196,7 @@ async def test_a_body_that_is_not_json_is_refused_naming_what_is_wrong(adapter: 
         form = await http.post(adapter + "message:send", data={"a": "b"}, headers=V1)
     assert error_of(broken) == (400, "INVALID_ARGUMENT", "INVALID_REQUEST")
     assert broken.json()["error"]["message"].startswith("Parse error")
-    assert error_of(form) == (415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED")
+    assert error_of(form) == (400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED")
 
 
 async def test_a_body_past_the_bound_is_a_413_in_the_binding_s_shape(
@@ -216,7 +212,7 @@ async def test_the_version_header_is_as_for_json_rpc_but_none_is_1_0_here(adapte
     assert (await call(adapter, "GET", "tasks", **{"A2A-Version": ""})).status_code == 200
     for version in ("0.3", "2.0"):
         reply = await call(adapter, "GET", "tasks", **{"A2A-Version": version})
-        assert error_of(reply) == (400, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED")
+        assert error_of(reply) == (400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
 
 
 async def test_callers_see_only_their_own_tasks(adapter: str) -> None:

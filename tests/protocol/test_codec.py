@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from a2a.compat.v0_3 import conversions
+from a2a.compat.v0_3 import types as types_v03
 from a2a.types import a2a_pb2
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
@@ -37,6 +38,8 @@ from tests.protocol.samples import (
     v03_send,
     v1_send,
 )
+from tests.support import spec_errors
+from tests.support.spec_errors import SpecError
 
 
 def test_empty_optional_ids_mean_unset_as_in_proto3_json() -> None:
@@ -55,6 +58,19 @@ def test_output_modes_without_text_are_refused() -> None:
     assert raised.value.code is ErrorCode.CONTENT_TYPE_NOT_SUPPORTED
     operation = V03.decode("message/send", v03_send(acceptedOutputModes=["text/plain"]))
     assert isinstance(operation, SendMessage)
+
+
+def test_a_task_asked_with_history_length_0_has_no_history_field_in_either_version() -> None:
+    """A2A 1.0.1 §3.2.4: "0: No history should be returned; the history field SHOULD be
+    omitted". The official models read the task without it: a2a-sdk 1.3.0's (ProtoJSON)
+    and its v0.3 model (`history: list[Message] | None`)."""
+    task = a_task().with_history_length(0)
+    assert task.history == ()
+    v1, v03 = V1.encode_task(task), V03.encode_task(task)
+    assert "history" not in v1 and "history" not in v03
+    assert list(json_format.ParseDict(v1, a2a_pb2.Task()).history) == []
+    assert types_v03.Task.model_validate(v03).history is None
+    assert "history" in V1.encode_task(a_task().with_history_length(1))
 
 
 @pytest.mark.parametrize("codec", [V1, V03], ids=["v1.0", "v0.3"])
@@ -91,6 +107,25 @@ def test_v1_errors_carry_error_info_and_v03_errors_do_not() -> None:
     }
     assert V03.encode_error(error) == {"code": -32001, "message": "Task not found: t-9"}
     assert "data" not in V1.encode_error(A2AError.invalid_params("x"))
+
+
+@pytest.mark.parametrize("row", spec_errors.TABLE, ids=lambda row: row.name)
+def test_each_a2a_error_is_its_spec_v1_0_1_code_and_reason_on_json_rpc(row: SpecError) -> None:
+    """§5.4's JSON-RPC column as released in v1.0.1, every row, with the ErrorInfo naming
+    its reason (§11.6's rule; §9.5 asks for it as a SHOULD) in v1.0 and the plain code in
+    v0.3 (whose spec, §8, knows no ErrorInfo)."""
+    error = A2AError(ErrorCode(row.code), "what went wrong")
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": row.reason,
+        "domain": "a2a-protocol.org",
+    }
+    assert V1.encode_error(error) == {
+        "code": row.code,
+        "message": "what went wrong",
+        "data": [info],
+    }
+    assert V03.encode_error(error) == {"code": row.code, "message": "what went wrong"}
 
 
 # ListTasks (v1.0's alone): paging bounds, a state in the version's spelling, a moment.
@@ -159,7 +194,6 @@ def test_a_page_of_tasks_encodes_with_its_paging() -> None:
                 "id": "t-1",
                 "contextId": "c-1",
                 "status": {"state": "TASK_STATE_COMPLETED", "timestamp": STAMP},
-                "history": [],
             }
         ],
         "nextPageToken": "next",

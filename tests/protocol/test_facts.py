@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from n8n_a2a.protocol.errors import ErrorCode
 from n8n_a2a.protocol.facts import V0_3, V1_0, VersionFacts
 from n8n_a2a.protocol.model import Role, TaskState
 
@@ -71,7 +72,9 @@ def test_the_methods_of_each_version() -> None:
 
 
 def test_what_else_differs_between_the_versions_is_a_fact_of_each() -> None:
-    def asked(facts: VersionFacts) -> tuple[str, str, bool, bool, bool, bool, bool, str]:
+    def asked(
+        facts: VersionFacts,
+    ) -> tuple[str, str, bool, bool, bool, bool, bool, str, ErrorCode]:
         return (
             facts.version,
             facts.push_config_field,
@@ -81,10 +84,11 @@ def test_what_else_differs_between_the_versions_is_a_fact_of_each() -> None:
             facts.refuses_streams_plainly,
             facts.pushes_whole_task,
             facts.push_content_type,
+            facts.no_extended_card,
         )
 
     # v1.0: no `final`, ErrorInfo in errors, the plain card, a stream refused at once as a
-    # plain error, each event pushed.
+    # plain error, each event pushed, an unclaimed extended card an unsupported operation.
     assert asked(V1_0) == (
         "1.0",
         "taskPushNotificationConfig",
@@ -94,9 +98,10 @@ def test_what_else_differs_between_the_versions_is_a_fact_of_each() -> None:
         True,
         False,
         "application/a2a+json",
+        ErrorCode.UNSUPPORTED_OPERATION,
     )
     # v0.3: `final` on status updates, bare errors, the card with its top-level fields,
-    # refusals as an event, the whole task pushed.
+    # refusals as an event, the whole task pushed, an unclaimed extended card -32007.
     assert asked(V0_3) == (
         "0.3",
         "pushNotificationConfig",
@@ -106,6 +111,7 @@ def test_what_else_differs_between_the_versions_is_a_fact_of_each() -> None:
         False,
         True,
         "application/json",
+        ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
     )
 
 

@@ -80,10 +80,23 @@ def test_a_row_streams_just_when_its_operation_asks_for_events(
     assert asks_for_events is streams
 
 
-def test_the_extended_card_is_a_method_refused_for_what_it_is() -> None:
+@pytest.mark.parametrize(
+    ("codec", "method", "code"),
+    [
+        # v1.0 §3.3.4: a card without capabilities.extendedAgentCard MUST answer
+        # UnsupportedOperationError.
+        (V1, "GetExtendedAgentCard", ErrorCode.UNSUPPORTED_OPERATION),
+        # v0.3 §8.2: the method's one error, AuthenticatedExtendedCardNotConfiguredError.
+        (V03, "agent/getAuthenticatedExtendedCard", ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED),
+    ],
+)
+def test_the_extended_card_the_card_does_not_claim_is_refused_as_each_version_says(
+    codec: Codec, method: str, code: ErrorCode
+) -> None:
     with pytest.raises(A2AError) as refused:
-        METHODS["GetExtendedAgentCard"].decode(V1_READING, Params({}))
-    assert refused.value.code is ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED
+        codec.decode(method, {})
+    assert refused.value.code is code
+    assert "does not claim" in refused.value.message
     assert not METHODS["GetExtendedAgentCard"].streams
 
 

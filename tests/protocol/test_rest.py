@@ -9,6 +9,8 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode, NoRoute
 from n8n_a2a.protocol.model import CancelTask, GetTask, ListTasks, Operation, SendMessage
 from n8n_a2a.protocol.push import CreatePushConfig, DeletePushConfig
 from n8n_a2a.protocol.versions import V1, V11
+from tests.support import spec_errors
+from tests.support.spec_errors import SpecError
 
 
 @pytest.mark.parametrize(
@@ -155,46 +157,60 @@ def test_a_body_that_is_no_json_object_is_refused(body: bytes, code: ErrorCode) 
     assert refused.value.code is code
 
 
+def error_body_of(error: A2AError, status: int) -> dict[str, object]:
+    """The google.rpc.Status body the binding writes for `error`, read back."""
+    document: dict[str, object] = json.loads(rest.error_body(error, status))["error"]
+    return document
+
+
+def status_body(status: int, name: str, reason: str) -> dict[str, object]:
+    """The body §11.6 asks for: the status, its google.rpc.Code name, an ErrorInfo."""
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": reason,
+        "domain": "a2a-protocol.org",
+    }
+    return {"code": status, "status": name, "message": "what went wrong", "details": [info]}
+
+
+@pytest.mark.parametrize("row", spec_errors.TABLE, ids=lambda row: row.name)
+def test_each_a2a_error_is_its_spec_v1_0_1_status_name_and_reason(row: SpecError) -> None:
+    """§5.4's table as released in v1.0.1, every row: the HTTP status, the google.rpc.Code
+    name (its gRPC column) and the ErrorInfo reason (§11.6) of the error with its code."""
+    error = A2AError(ErrorCode(row.code), "what went wrong")
+    assert rest.error_status(error) == row.http_status
+    assert error_body_of(error, row.http_status) == status_body(
+        row.http_status, row.grpc_status, row.reason
+    )
+
+
+def test_every_a2a_error_code_of_the_spec_is_a_row_of_the_table() -> None:
+    # -32010 is A2A 1.1's (drafted), not 1.0.1's: below with the JSON-RPC errors.
+    ours = {code for code in ErrorCode if code.is_a2a} - {ErrorCode.TASK_GENERATION_MISMATCH}
+    assert {ErrorCode(row.code) for row in spec_errors.TABLE} == ours
+
+
 @pytest.mark.parametrize(
     ("code", "status", "name", "reason"),
     [
-        (ErrorCode.TASK_NOT_FOUND, 404, "NOT_FOUND", "TASK_NOT_FOUND"),
-        (ErrorCode.TASK_NOT_CANCELABLE, 409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
+        # JSON-RPC's own errors, which §5.4 leaves out: as a2a-sdk 1.3.0 and @a2a-js/sdk
+        # 1.3.0 answer them (a body that is no JSON reads as an invalid request there).
         (ErrorCode.INVALID_PARAMS, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
         (ErrorCode.PARSE_ERROR, 400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-        (ErrorCode.VERSION_NOT_SUPPORTED, 400, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED"),
+        (ErrorCode.INVALID_REQUEST, 400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
+        (ErrorCode.METHOD_NOT_FOUND, 404, "NOT_FOUND", "METHOD_NOT_FOUND"),
         (ErrorCode.INTERNAL_ERROR, 500, "INTERNAL", "INTERNAL_ERROR"),
-        (
-            ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
-            415,
-            "INVALID_ARGUMENT",
-            "CONTENT_TYPE_NOT_SUPPORTED",
-        ),
-        (ErrorCode.INVALID_AGENT_RESPONSE, 502, "INTERNAL", "INVALID_AGENT_RESPONSE"),
         (ErrorCode.SERVER_BUSY, 503, "UNAVAILABLE", "SERVER_BUSY"),
         # A2A 1.1 as drafted (§3.3.2, §11.6).
         (ErrorCode.TASK_GENERATION_MISMATCH, 409, "ABORTED", "TASK_GENERATION_MISMATCH"),
     ],
 )
-def test_an_error_is_a_status_and_a_google_rpc_status_body(
+def test_an_error_outside_the_spec_s_table_is_a_status_and_a_google_rpc_status_body(
     code: ErrorCode, status: int, name: str, reason: str
 ) -> None:
     error = A2AError(code, "what went wrong")
     assert rest.error_status(error) == status
-    assert json.loads(rest.error_body(error, status)) == {
-        "error": {
-            "code": status,
-            "status": name,
-            "message": "what went wrong",
-            "details": [
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": reason,
-                    "domain": "a2a-protocol.org",
-                }
-            ],
-        }
-    }
+    assert error_body_of(error, status) == status_body(status, name, reason)
 
 
 def test_an_errors_metadata_goes_in_its_error_info() -> None:

@@ -111,7 +111,7 @@ def test_v1_return_immediately_is_not_blocking() -> None:
         ("GetTask", {"id": "t", "historyLength": True}, ErrorCode.INVALID_PARAMS, "historyLength"),
         ("message/send", {}, ErrorCode.METHOD_NOT_FOUND, "A2A-Version: 0.3"),
         ("CreateTaskPushNotificationConfig", {}, ErrorCode.INVALID_PARAMS, "params.taskId"),
-        ("GetExtendedAgentCard", {}, ErrorCode.EXTENDED_AGENT_CARD_NOT_CONFIGURED, "extended"),
+        ("GetExtendedAgentCard", {}, ErrorCode.UNSUPPORTED_OPERATION, "extended"),
     ],
 )
 def test_v1_refusals(method: str, params: dict[str, Any], code: ErrorCode, words: str) -> None:
