@@ -44,6 +44,8 @@ RUN_N8N = Path(__file__).resolve().parents[1] / "n8n" / "run"
 TOKEN = "demo.subject-token.for-the-workflow"
 STOCK_LIST = b"item,pallets\nflour,12\nsugar,3\nrice,0\nsalt,40\n"
 TEXT_ONLY = ["text/plain"]
+#: A task in these states takes the caller's next message as its next turn.
+WAITS_FOR_THE_CALLER = (TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,18 @@ SCENES = (
         "check-availability-turns",
         (("Are there 5 pallets?", True), ("Sugar.", True)),
         environment={"ADAPTER_ALLOW_INPUT_REQUIRED": "true"},
+    ),
+    Scene(
+        "One n8n execution across turns: it asks, waits in its Wait node, answers from memory",
+        "which-item",
+        (("Are there 5 pallets?", True), ("sugar", True)),
+        environment={"ADAPTER_ALLOW_INPUT_REQUIRED": "true"},
+    ),
+    Scene(
+        "A sign-in asked (auth-required); the same execution goes on once the caller says so",
+        "erp-orders",
+        (("10 pallets of flour, please.", True), ("Done: I signed in.", True)),
+        environment={"ADAPTER_ALLOW_AUTH_REQUIRED": "true"},
     ),
     Scene(
         "A CSV stock list and a JSON object in; a data object and a CSV reorder list out",
@@ -173,7 +187,7 @@ async def talk(adapter_url: str, scene: Scene) -> None:
             for artifact in task.artifacts:  # the answer's text is said above
                 for carried in described(artifact.parts):
                     print(f"     = {carried}")
-            asked = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            asked = task.status.state in WAITS_FOR_THE_CALLER
             waiting = task.id if asked else ""
         await client.close()
 
