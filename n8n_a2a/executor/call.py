@@ -21,8 +21,11 @@ What may be cut: the wait in line, the move to `working` after it, and the workf
 call, each under a cancel scope of the driver's (`cuttable`). A cut heard at any other
 moment is remembered: a call cut before its reply never records a verdict, so the cut
 wins any race with the reply. A verdict waits for a store out of reach (a database
-restarting) with a doubling pause, for `store_patience` seconds at most; past it the
-task is ended failed if the store allows, else left to its lease.
+restarting) with a doubling pause, until the call's own webhook timeout has run from its
+start, and `store_patience` seconds after the reply at least: an outage that ends by then
+loses nothing (the other replicas' reapers watch a lease of their own after it before
+they end a task LOST: reaper.py). Past it the task is ended failed if the store allows,
+else left to its lease.
 """
 
 from __future__ import annotations
@@ -207,7 +210,10 @@ class Call:
         freed = self._free_slot()
         if self._cut:  # the cut came first: it stands, the reply is dropped
             return [*freed, *self._over(None)]
-        self._verdict, self._deadline = verdict, answer.at + self._config.store_patience
+        # The call's webhook timeout from its start, and the store's patience at least.
+        called = answer.at - answer.seconds + self._config.webhook_timeout
+        self._verdict = verdict
+        self._deadline = max(called, answer.at + self._config.store_patience)
         return [*freed, *self._record(self._known)]
 
     def _record(self, known: Task | None) -> list[Action]:
@@ -220,7 +226,7 @@ class Call:
             return []
         if at + self._pause > self._deadline:
             self.phase = Phase.FAILING
-            why = f"its verdict could not be recorded for {self._config.store_patience:g} s"
+            why = "its verdict could not be recorded before the call's deadline"
             return [Fail(why, self._relayed)]
         self.phase = Phase.BACKING_OFF
         wait = WaitUntil(at + self._pause)

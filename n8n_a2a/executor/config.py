@@ -39,8 +39,11 @@ class ExecutorConfig:
     input_ttl: float = 86400.0
     #: The card's input and output modes, which a reply's parts are judged by.
     modes: Modes = TEXT_ONLY
-    #: How long a verdict waits for a store out of reach to be recorded, seconds.
+    #: How long a verdict waits for a store out of reach to be recorded, seconds, at least.
     store_patience: float = 15.0
+    #: ADAPTER_WEBHOOK_TIMEOUT: a verdict waits for the store until it has run from the
+    #: call's start (calls.py's deadline), seconds.
+    webhook_timeout: float = 60.0
     #: ADAPTER_LONG_POLL_TIMEOUT: how long a GetTask with currentGeneration is held, seconds.
     long_poll_timeout: float = 30.0
     #: ADAPTER_MAX_POLLS_PER_CALLER: such GetTasks one caller may have held at once.
@@ -58,6 +61,7 @@ class ExecutorConfig:
             input_ttl=settings.input_ttl,
             modes=settings.modes,
             store_patience=settings.lease_seconds,
+            webhook_timeout=settings.webhook_timeout,
             long_poll_timeout=settings.long_poll_timeout,
             max_long_polls_per_caller=settings.max_long_polls_per_caller,
         )

@@ -203,7 +203,7 @@ def test_a_call_from_a_free_slot(steps: list[Step]) -> None:
 
 
 def test_past_the_store_patience_the_task_is_failed_saying_why() -> None:
-    call = new_call(store_patience=1.0)
+    call = new_call(store_patience=1.0, webhook_timeout=0.5)
     call.begin(waited=False)
     play(
         call,
@@ -216,11 +216,36 @@ def test_past_the_store_patience_the_task_is_failed_saying_why() -> None:
             (Ready(10.4), ["record ANSWERED"]),
             (StoreOut(10.5), ["wait 10.9"]),
             (Ready(10.9), ["record ANSWERED"]),
-            (StoreOut(10.9), ["fail its verdict could not be recorded for 1 s"]),
+            (StoreOut(10.9), ["fail its verdict could not be recorded before the call's deadline"]),
             (StoreOut(11.0), []),  # the failure under way: no second
             (Recorded(in_state(TaskState.FAILED, 3)), ["release", "report failed 200 0.5"]),
         ],
     )
+
+
+def test_a_verdict_waits_for_the_store_until_the_calls_webhook_timeout_has_run() -> None:
+    """An outage longer than the store's patience that ends before the call's own webhook
+    timeout (from the call's start) loses nothing: the verdict is recorded then."""
+    call = new_call(store_patience=1.0, webhook_timeout=60.0)
+    call.begin(waited=False)
+    steps: list[Step] = [
+        (Working(WORKING), ["call"]),
+        # Called at 10, answered at 12: the deadline is 70.
+        (Replied(ANSWER, 2.0, at=12.0), ["free slot", "record ANSWERED from working"]),
+    ]
+    at = 12.0
+    for pause in (0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0):
+        steps += [
+            (StoreOut(at), [f"wait {at + pause:g}"]),
+            (Ready(at + pause), ["record ANSWERED"]),
+        ]
+        at += pause
+    steps += [
+        (StoreOut(68.0), ["wait 70"]),  # the last wait that ends by the deadline
+        (Ready(70.0), ["record ANSWERED"]),
+        (Recorded(COMPLETED), ["release", "report completed 200 2.0"]),
+    ]
+    play(call, steps)
 
 
 IN_LINE: dict[str, list[Step]] = {

@@ -30,14 +30,17 @@ def test_each_setting_reaches_the_executor() -> None:
         input_ttl=120.0,
         modes=Modes((TEXT, "application/json"), ("application/json",)),
         store_patience=33.0,
+        webhook_timeout=settings.webhook_timeout,
     )
 
 
 def test_its_defaults_are_the_settings_defaults() -> None:
     """An executor made in a test behaves as the server's, setting for setting."""
-    assert dataclasses.replace(
-        ExecutorConfig.from_settings(make_settings()), skill_id="s"
-    ) == ExecutorConfig("s")
+    # (make_settings shortens the webhook timeout for the tests: the default's is 60 s.)
+    settings = make_settings(webhook_timeout=60.0)
+    assert dataclasses.replace(ExecutorConfig.from_settings(settings), skill_id="s") == (
+        ExecutorConfig("s")
+    )
 
 
 def test_it_is_frozen() -> None:

@@ -78,6 +78,30 @@ async def test_a_store_out_of_reach_skips_a_round_and_no_more(
         nursery.cancel_scope.cancel()
 
 
+async def test_after_an_outage_the_reaper_watches_a_whole_lease_before_it_ends_a_task(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The database was down for everyone: every lease ran out, the live replicas' too.
+    This replica renews its own within a second of the database's return, and ends what
+    lapsed only once it has reached the database for a whole lease since."""
+    leases, runner = FakeLeases(lapsing=["t-other"]), FakeRunner()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keep_leases, leases, runner, 15.0)
+        await trio.sleep(10)
+        leases.down = True  # the outage, from 10 s: longer than a lease
+        await trio.sleep(40)
+        assert runner.lost == []  # never while it was not watching
+        leases.down = False  # back at 50 s
+        renewed = len(leases.renewed)
+        await trio.sleep(1.01)
+        assert len(leases.renewed) == renewed + 1  # renewed first thing
+        await trio.sleep(13)
+        assert runner.lost == []  # a lease not yet watched: a live replica renews meanwhile
+        await trio.sleep(2)
+        assert runner.lost == ["t-other"]  # its replica said nothing for a watched lease
+        nursery.cancel_scope.cancel()
+
+
 @dataclass
 class FakeTakeover:
     taken_over: list[str] = field(default_factory=list)
@@ -100,7 +124,7 @@ async def test_a_lost_task_is_taken_over_first_and_stood_down_if_it_had_ended(
 
     leases, runner = FakeLeases(lapsing=["t-dead", "t-ended"]), EndedAlready()
     takeover = FakeTakeover()
-    with trio.move_on_after(1):
+    with trio.move_on_after(16):  # the reaper watches a lease first
         await keep_leases(leases, runner, 15, takeover)
     assert takeover.taken_over == runner.lost == ["t-dead", "t-ended"]
     assert takeover.released == ["t-ended"]

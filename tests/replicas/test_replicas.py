@@ -351,3 +351,39 @@ async def test_push_configs_hear_a_cancel_and_a_loss_made_by_the_other_replica(
     [last] = receiver.bodies()[3:]
     assert last["statusUpdate"]["taskId"] == lost
     assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"
+
+
+async def test_a_database_outage_longer_than_the_lease_loses_no_live_call(
+    stub: StubWebhook,
+    postgres: PostgresServer,
+    postgres_url: str,
+    replicas: list[Replica],
+    tmp_path: Path,
+) -> None:
+    """The database is down for three leases while a call runs on A and its workflow
+    answers: when it is back, A renews its lease first thing and records the verdict, and
+    B's reaper, which watches a lease of its own first, never ends the task LOST."""
+    a, _ = await two(
+        replicas,
+        stub,
+        postgres_url,
+        tmp_path,
+        ADAPTER_LEASE_SECONDS="2",
+        ADAPTER_WEBHOOK_TIMEOUT="30",
+    )
+    sent = await send_to(a.url, "sleep:2", blocking=False)
+    assert sent.status.state == TaskState.TASK_STATE_WORKING
+    await trio.sleep(0.5)
+    postgres.stop()
+    await trio.sleep(6)  # the workflow answered at 2 s, into the outage
+    postgres.start()
+    with trio.fail_after(20), psycopg.connect(postgres_url) as connection:
+        while True:
+            row = connection.execute(
+                "SELECT state, metadata->>'outcome' FROM a2a_tasks WHERE id = %s", (sent.id,)
+            ).fetchone()
+            if row is not None and row[0] not in ("submitted", "working"):
+                break
+            await trio.sleep(0.2)
+    assert row == ("completed", "ANSWERED")
+    assert (await get(a.url, sent.id)).artifacts[0].parts[0].text == "slept"
