@@ -76,6 +76,7 @@ class Phase(enum.Enum):
     STARTING = ("moving the task to working, for its send", False)
     IN_LINE = ("waiting in line for a call slot", True)
     MARKING = ("moving the task to working, its slot held", True)
+    WAITING_TO_MARK = ("waiting for the store to move the task to working", True)
     CALLING = ("calling the workflow", True)
     RECORDING = ("recording the verdict", False)
     BACKING_OFF = ("waiting for the store to record the verdict", False)
@@ -163,7 +164,7 @@ class Call:
             case StoreOut(at=at):
                 return self._store_out(at)
             case Ready():
-                return self._record(None) if self.phase is Phase.BACKING_OFF else []
+                return self._ready()
             case ReadBack(task=task):
                 return self._report(task)
             case Broke():
@@ -188,7 +189,7 @@ class Call:
     def _working(self, task: Task | None) -> list[Action]:
         if task is None or self._cut:
             return [*self._free_slot(), *self._over(None)]
-        self._known, self.phase = task, Phase.CALLING
+        self._known, self.phase, self._pause = task, Phase.CALLING, FIRST_PAUSE
         return [CallWorkflow()]
 
     def _answered(self, answer: Replied | WorkflowFailed) -> list[Action]:
@@ -216,12 +217,23 @@ class Call:
         self._deadline = max(called, answer.at + self._config.store_patience)
         return [*freed, *self._record(self._known)]
 
+    def _ready(self) -> list[Action]:
+        """A pause for the store is over: try again what it could not do."""
+        if self.phase is Phase.BACKING_OFF:
+            return self._record(None)
+        if self.phase is Phase.WAITING_TO_MARK:
+            self.phase = Phase.MARKING
+            return [MarkWorking(self._known)]
+        return []
+
     def _record(self, known: Task | None) -> list[Action]:
         assert self._verdict is not None
         self.phase = Phase.RECORDING
         return [Record(self._verdict, known, self._answer_id, self._relayed)]
 
     def _store_out(self, at: float) -> list[Action]:
+        if self.phase in (Phase.STARTING, Phase.MARKING):
+            return self._mark_later(at)
         if self.phase is not Phase.RECORDING:
             return []
         if at + self._pause > self._deadline:
@@ -229,6 +241,21 @@ class Call:
             why = "its verdict could not be recorded before the call's deadline"
             return [Fail(why, self._relayed)]
         self.phase = Phase.BACKING_OFF
+        wait = WaitUntil(at + self._pause)
+        self._pause = min(self._pause * 2, LONGEST_PAUSE)
+        return [wait]
+
+    def _mark_later(self, at: float) -> list[Action]:
+        """The store was out of reach as the task was to move to `working` (the task is
+        made: a caller that sends its message again finds it): try again after a pause,
+        for `store_patience` seconds; then it fails, or its lease ends it."""
+        if not self._deadline:  # the first time
+            self._deadline = at + self._config.store_patience
+        if at + self._pause > self._deadline:
+            freed = self._free_slot()
+            self.phase = Phase.FAILING
+            return [*freed, Fail("it could not be moved to working before the store's patience")]
+        self.phase = Phase.WAITING_TO_MARK
         wait = WaitUntil(at + self._pause)
         self._pause = min(self._pause * 2, LONGEST_PAUSE)
         return [wait]
@@ -244,7 +271,8 @@ class Call:
 
     def _free_slot(self) -> list[Action]:
         """The slot back, when this phase holds one (the wait in line holds none yet)."""
-        return [FreeSlot()] if self.phase in (Phase.MARKING, Phase.CALLING) else []
+        held = (Phase.MARKING, Phase.WAITING_TO_MARK, Phase.CALLING)
+        return [FreeSlot()] if self.phase in held else []
 
     def _over(self, ended: Task | None) -> list[Action]:
         """The call is over: let it go, then report the task as it ended (read back when

@@ -4,8 +4,7 @@ Slots (slots.py) bound the calls in flight; sends past them wait in line, up to 
 past which they are refused. Each call runs in its own task in the server's nursery,
 which outlives the request that asked for it: a client that hangs up cancels its request
 handler, not the call. A cut of the task (CancelTask, shutdown), made anywhere, reaches
-the call through the task's events. At shutdown the drain lets calls finish within a
-grace period, then cuts the rest.
+the call through the task's events.
 
 The driver does what its call's machine says, one thing awaited at a time, and tells it
 what that came to. The machine decides what is cut, which of a reply and a cut wins, how
@@ -188,10 +187,9 @@ class CallRunner:
         actions: list[steps.Action] = [first]
         if isinstance(first, steps.MarkWorking):
             # The slot is taken now, so a non-blocking send already answers `working`.
-            try:
+            try:  # (the store out of reach: the machine tries again, the task `submitted`)
                 working = await self._awaited(running, first)
             except BaseException:
-                # The store failed: no call starts, the task's lease will end it.
                 running.slot.give_back()
                 self._forget(running)
                 if span is not None:
@@ -292,7 +290,10 @@ class CallRunner:
                 await running.slot.wait()
                 return steps.SlotTaken()
             case steps.MarkWorking(known=known):
-                return steps.Working(await self._tasks.start(task_id, known))
+                try:
+                    return steps.Working(await self._tasks.start(task_id, known))
+                except StoreUnavailable:
+                    return steps.StoreOut(trio.current_time())
             case steps.CallWorkflow():
                 return await self._call_workflow(running)
             case steps.Record(verdict=verdict, known=known, answer_id=answer_id, relayed=relayed):
@@ -361,8 +362,7 @@ class CallRunner:
 
     def seal(self, task_id: str) -> int:
         """Call.seal of the task's call here (0 without one), for a move about to be made."""
-        running = self._calls.get(task_id)
-        return 0 if running is None else running.call.seal()
+        return 0 if (running := self._calls.get(task_id)) is None else running.call.seal()
 
     def _cut_if_ended(self, event: TaskEvent) -> None:
         """A task whose call is under way ended otherwise (cancel, shutdown): cut the call."""

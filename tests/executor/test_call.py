@@ -286,6 +286,7 @@ def test_only_the_waits_and_the_call_are_cuttable() -> None:
     assert {phase for phase in Phase if phase.cuttable} == {
         Phase.IN_LINE,
         Phase.MARKING,
+        Phase.WAITING_TO_MARK,
         Phase.CALLING,
     }
 

@@ -312,18 +312,39 @@ class FlakyStore(MemoryTaskStore):
         return await super().move(task_id, version, change)
 
 
-async def test_a_store_out_of_reach_refuses_the_send_and_holds_no_call() -> None:
+async def test_a_task_made_as_the_store_goes_out_of_reach_starts_once_it_is_back(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The task was made, then the store went out of reach (a database restarting) before
+    it could move to `working`: the send answers it `submitted`, its call tries the move
+    again and calls the workflow once the store is back (a caller that sends the message
+    again finds it: nothing is left for a lease to end LOST)."""
     store = FlakyStore()
     workflow = ScriptedWorkflow(everything=True)
     async with executor_for(workflow, store, max_concurrent_calls=1) as executor:
         store.down = True
-        with pytest.raises(StoreUnavailable):
-            await executor.send(message("first", blocking=True), Caller())
+        made = await executor.send(message("first"), Caller())
+        assert made.status.state is TaskState.SUBMITTED
+        await trio.sleep(5)
+        assert (executor.running, workflow.calls) == ((made.id,), [])
+        store.down = False
+        await trio.sleep(3)
+        assert [call.text for call in workflow.calls] == ["first"]
+        assert (await executor.get(made.id, Caller())).status.state is TaskState.COMPLETED
+        assert executor.running == () and executor.in_flight == 0
+
+
+async def test_past_the_stores_patience_a_task_that_never_started_runs_nothing(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    store = FlakyStore()
+    workflow = ScriptedWorkflow(everything=True)
+    async with executor_for(workflow, store) as executor:
+        store.down = True
+        await executor.send(message("first"), Caller())
+        await trio.sleep(20)  # past the default patience of 15 s: left to its lease
         assert executor.running == () and executor.in_flight == 0
         assert workflow.calls == []
-        store.down = False
-        done = await executor.send(message("second", blocking=True), Caller())
-        assert done.status.state is TaskState.COMPLETED
 
 
 async def test_a_verdict_is_recorded_once_the_store_is_back(
