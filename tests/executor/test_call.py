@@ -248,6 +248,39 @@ def test_a_verdict_waits_for_the_store_until_the_calls_webhook_timeout_has_run()
     play(call, steps)
 
 
+MARK_LATER: dict[str, list[Step]] = {
+    "the store back: the task moves to working, the workflow is called": [
+        (StoreOut(1.0), ["wait 1.1"]),
+        (Ready(1.1), ["mark working from submitted"]),
+        (StoreOut(1.1), ["wait 1.3"]),
+        (Ready(1.3), ["mark working from submitted"]),
+        (Working(WORKING), ["call"]),
+        (Replied(ANSWER, 0.5, at=2.0), ["free slot", "record ANSWERED from working"]),
+    ],
+    "cut while it waits: its slot back, nothing called": [
+        (StoreOut(1.0), ["wait 1.1"]),
+        (Cut(), ["cancel"]),
+        (CutOff(), ["free slot", "release", "read"]),
+        (ReadBack(CANCELED), ["report canceled None None"]),
+    ],
+    "the store out for longer than its patience: the task fails, or its lease ends it": [
+        (StoreOut(1.0), ["wait 1.1"]),
+        (Ready(1.1), ["mark working from submitted"]),
+        (
+            StoreOut(1.9),
+            ["free slot", "fail it could not be moved to working before the store's patience"],
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("steps", MARK_LATER.values(), ids=MARK_LATER.keys())
+def test_a_move_to_working_the_store_could_not_make_is_tried_again(steps: list[Step]) -> None:
+    call = new_call(store_patience=1.0)
+    assert call.begin(waited=False) == MarkWorking(SUBMITTED)
+    play(call, steps)
+
+
 IN_LINE: dict[str, list[Step]] = {
     "its turn comes: it marks working itself, then calls": [
         (SlotTaken(), ["mark working"]),
