@@ -387,3 +387,37 @@ async def test_a_database_outage_longer_than_the_lease_loses_no_live_call(
             await trio.sleep(0.2)
     assert row == ("completed", "ANSWERED")
     assert (await get(a.url, sent.id)).artifacts[0].parts[0].text == "slept"
+
+
+async def test_a_subscriber_on_another_replica_hears_each_chunk_as_it_is_relayed(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    """A streamed reply on A (ADAPTER_WEBHOOK_STREAMING): a subscription on B hears its
+    first chunk while the workflow still holds the rest, then the whole answer and the
+    end."""
+    a, b = await two(replicas, stub, postgres_url, tmp_path, ADAPTER_WEBHOOK_STREAMING="true")
+    sent = await send_to(a.url, "stream-late:3", blocking=False)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": sent.id}}
+    events: list[dict[str, Any]] = []
+    released = False
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        http.stream("POST", b.url, json=body, headers={"A2A-Version": "1.0"}) as stream,
+    ):
+        with trio.fail_after(20):
+            async for line in stream.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                result = json.loads(line.removeprefix("data: "))["result"]
+                events.append(result)
+                update = result.get("artifactUpdate")
+                if update is not None and not update["lastChunk"] and not released:
+                    # The first chunk, heard on B while A's workflow is held: let it go on.
+                    assert stub.streamed == 0
+                    stub.release_streams()
+                    released = True
+    chunks = [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+    assert chunks[0]["artifact"]["parts"][0]["text"] == "chunk 1 "
+    assert not chunks[0]["lastChunk"] and chunks[-1]["lastChunk"]
+    assert chunks[-1]["artifact"]["parts"][0]["text"] == "chunk 1 chunk 2 chunk 3 "
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"

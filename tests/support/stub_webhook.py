@@ -175,9 +175,13 @@ class StubWebhook:
         start = [(b"content-type", b"application/json; charset=utf-8")]
         await send({"type": "http.response.start", "status": 200, "headers": start})
         lines = _streamed_lines(text)
-        held = text.startswith("stream-held:")
+        # Held after the first item until released; `stream-late`, also a second before it
+        # (time for a subscriber to join before the first chunk).
+        held = text.startswith(("stream-held:", "stream-late:"))
         for index, line in enumerate(lines):
             await send({"type": "http.response.body", "body": line, "more_body": True})
+            if index == 0 and text.startswith("stream-late:"):
+                await trio.sleep(1.0)
             if held and index == 1 and not await self._held_until_released(receive):
                 return
         if text == "stream-broken":
@@ -328,7 +332,7 @@ def _streamed_lines(text: str) -> list[bytes]:
     """The lines of a streamed reply, begin first."""
     verb, _, argument = text.partition(":")
     begin, end = _chunk("begin"), _chunk("end")
-    if verb in ("stream", "stream-held"):
+    if verb in ("stream", "stream-held", "stream-late"):
         items = [_chunk("item", f"chunk {i} ") for i in range(1, int(argument) + 1)]
         return [begin, *items[:1], _KEEPALIVE, *items[1:], end]
     if verb == "stream-json":

@@ -44,6 +44,7 @@ async def open_postgres(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_prepare_then_listen, pool, events)
+            nursery.start_soon(events.speak)
             yield store, events
             nursery.cancel_scope.cancel()
     finally:

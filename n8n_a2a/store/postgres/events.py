@@ -8,6 +8,12 @@ at once; the NOTIFY that comes back is then recognised by its number and costs n
 Any role that can connect may NOTIFY on the channel too: a payload that is not a task id
 and an event number is counted and ignored.
 
+The chunks of a streamed answer, which no move records, go to the other replicas the same
+way, on a channel of their own (chunks.py): NOTIFYed in order by one task here, as they
+are relayed, and handed to the task's listeners where they are heard. A chunk that cannot
+be sent (the store out of reach, more than CHUNKS_QUEUED waiting) is dropped: it is a
+preview, the turn's end brings the whole answer.
+
 The listening connection needs no thread: trio waits on its socket
 (`trio.lowlevel.wait_readable`) and psycopg's libpq wrapper (`Connection.pgconn`, public)
 reads the notifications. When the connection breaks, the listener listens again and
@@ -17,8 +23,9 @@ catches its listeners up from the events table.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import LiteralString
 
@@ -31,11 +38,15 @@ from ...protocol.params import MAX_ID_CHARS
 from ..api import Listener
 from ..documents import event_of
 from ..fanout import LocalTaskEvents
+from .chunks import CHUNKS, Reassembly, chunk_payloads
 from .pool import FIRST_RETRY, LAST_RETRY, Connection, Pool, Row
 from .schema import CHANNEL
 
 #: The largest event number: `a2a_task_events.sequence` is an integer.
 _MAX_SEQUENCE = 2**31 - 1
+#: Chunks waiting to be sent to the other replicas at most (past it, one is dropped).
+CHUNKS_QUEUED = 1024
+CHUNKS_NAME = CHUNKS.encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,12 @@ class PostgresTaskEvents:
         self._everyone = LocalTaskEvents()  # subscribe_all: what this replica publishes
         self._by_task = LocalTaskEvents()  # subscribe: every event, from anywhere
         self._seen: dict[str, _Seen] = {}
+        #: This replica, as the chunks it sends name it: it skips its own when heard.
+        self.origin = str(uuid.uuid4())
+        self._chunks = Reassembly(self.origin)
+        self._send_chunk, self._chunks_to_send = trio.open_memory_channel[ArtifactUpdate](
+            CHUNKS_QUEUED
+        )
 
     def publish(self, event: TaskEvent) -> None:
         self._everyone.publish(event)
@@ -67,6 +84,28 @@ class PostgresTaskEvents:
     def relay(self, event: ArtifactUpdate) -> None:
         # Past `_hand`: a chunk is not numbered, the move that follows it is.
         self._by_task.relay(event)
+        # To the other replicas, by `speak`; past its bound a preview is dropped (the turn's
+        # end brings the whole answer).
+        with suppress(trio.WouldBlock):
+            self._send_chunk.send_nowait(event)
+
+    async def speak(self) -> None:
+        """Send the chunks relayed here to the other replicas, in order, until cancelled."""
+        async for update in self._chunks_to_send:
+            updates = [update]
+            while True:  # what has come meanwhile, in one round trip
+                try:
+                    updates.append(self._chunks_to_send.receive_nowait())
+                except trio.WouldBlock:
+                    break
+            payloads = [p for u in updates for p in chunk_payloads(self.origin, u)]
+
+            def notify(connection: Connection, payloads: list[str] = payloads) -> None:
+                for payload in payloads:
+                    connection.execute("SELECT pg_notify(%s, %s)", (CHUNKS, payload))
+
+            with suppress(StoreUnavailable):  # dropped, as above
+                await self._pool.run(notify)
 
     @contextmanager
     def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
@@ -100,7 +139,7 @@ class PostgresTaskEvents:
         retry = FIRST_RETRY
         while True:
             try:
-                with await self._pool.listener(CHANNEL) as connection:
+                with await self._pool.listener(CHANNEL, CHUNKS) as connection:
                     await self._catch_up({t: seen.sequence for t, seen in self._seen.items()})
                     retry = FIRST_RETRY
                     await self._hear(connection)
@@ -118,6 +157,9 @@ class PostgresTaskEvents:
             pgconn.consume_input()  # OperationalError once the server has gone
             heard: dict[str, int] = {}
             while (notify := pgconn.notifies()) is not None:
+                if notify.relname == CHUNKS_NAME:
+                    self._heard_chunk(notify.extra)
+                    continue
                 notified = parse_notification(notify.extra)
                 if notified is None:
                     self._ignored()
@@ -131,6 +173,15 @@ class PostgresTaskEvents:
                     if (seen := self._seen.get(task_id)) is not None and sequence > seen.sequence
                 }
             )
+
+    def _heard_chunk(self, payload: bytes) -> None:
+        """A piece of a chunk another replica relayed: to the task's listeners here once
+        whole, if it has any."""
+        chunk = self._chunks.take(payload)
+        if chunk is False:
+            self._ignored()
+        elif isinstance(chunk, ArtifactUpdate) and chunk.task_id in self._seen:
+            self._by_task.relay(chunk)
 
     async def _catch_up(self, wanted: Mapping[str, int]) -> None:
         """Read each task's events numbered past the one given, in order, and hand them on."""

@@ -184,10 +184,10 @@ class Pool:
             self._down = None
             self._paused_until = 0.0  # back: a new connection may be tried at once
 
-    async def listener(self, channel: str) -> Connection:
-        """A connection of its own that LISTENs on `channel`."""
+    async def listener(self, *channels: str) -> Connection:
+        """A connection of its own that LISTENs on `channels`."""
         try:
-            return await trio.to_thread.run_sync(_listening, self._url, channel)
+            return await trio.to_thread.run_sync(_listening, self._url, channels)
         except _Broken as broken:
             self.note_down(broken.reason)
             raise StoreUnavailable(f"PostgreSQL: {broken.reason}") from None
@@ -241,10 +241,11 @@ def _with_connection(
         return connection, _Raised(error)
 
 
-def _listening(url: str, channel: str) -> Connection:
+def _listening(url: str, channels: tuple[str, ...]) -> Connection:
     try:
         connection = _connect(url)
-        connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+        for channel in channels:
+            connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
     except psycopg.Error as error:
         raise _Broken(_reason(error, url)) from error
     return connection

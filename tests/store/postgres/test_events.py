@@ -174,3 +174,48 @@ async def test_a_notification_not_of_ours_is_counted_and_the_listener_hears_on(
     assert heard == list(moved.events)
     ignored = counted(metrics, "n8n_a2a_store_notifications_ignored_total")
     assert ignored == 1 + len(strays)
+
+
+async def test_a_chunk_relayed_on_one_replica_reaches_listeners_on_another(
+    replicas: Callable[..., PostgresTaskStore],
+) -> None:
+    """A streamed answer's chunks, which no move records, NOTIFYed as they are relayed:
+    heard in order on the other replica, a long one whole (in pieces under PostgreSQL's
+    bound on the way); the replica that relayed them hears each once."""
+    here, there = replicas(), replicas()
+    task = submitted_task()
+    await here.create(task)
+    speaking, hearing = PostgresTaskEvents(here.pool), PostgresTaskEvents(there.pool)
+    heard_there: list[TaskEvent] = []
+    heard_here: list[TaskEvent] = []
+    texts = ["Yes", ", 12 pallets", "x" * 20_000]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(speaking.speak)
+        nursery.start_soon(speaking.listen)
+        nursery.start_soon(hearing.listen)
+        with (
+            hearing.subscribe(task.id, heard_there.append),
+            speaking.subscribe(task.id, heard_here.append),
+        ):
+            await trio.sleep(0.3)  # LISTEN is in place
+            sent = [
+                ArtifactUpdate(
+                    task.id,
+                    task.context_id,
+                    Artifact("answer-1", "answer", (Part(text),)),
+                    2,
+                    append=index > 0,
+                    last_chunk=False,
+                    relayed=index,
+                )
+                for index, text in enumerate(texts)
+            ]
+            for update in sent:
+                speaking.relay(update)
+            with trio.fail_after(5):
+                while len(heard_there) < len(sent):  # noqa: ASYNC110 - the NOTIFYs come
+                    await trio.sleep(0.01)
+            await trio.sleep(0.2)  # nothing more comes: not the chunks' echoes here
+        nursery.cancel_scope.cancel()
+    assert heard_there == sent
+    assert heard_here == sent
