@@ -23,9 +23,8 @@ from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, T
 from a2a.types import TaskState as SdkTaskState
 
 from tests.e2e.real_n8n import N8n
-from tests.support.adapter import get
 from tests.support.jsonrpc import V1, call, rpc, send_v1
-from tests.support.oidc_issuer import AUDIENCE, start_issuer
+from tests.support.oidc_issuer import start_issuer, verifying_adapter
 
 StartAdapter = Callable[..., Awaitable[str]]
 
@@ -130,16 +129,9 @@ async def test_a_sign_in_asked_then_the_same_execution_goes_on_with_the_new_toke
     the caller signs in again (OIDC: the same subject, a new token) and says so on the
     task; the same execution goes on, and sees the new token in X-Subject-Token."""
     issuer = await start_issuer(nursery)
-    adapter = await start_adapter(
-        n8n.webhook("erp-orders"),
-        allow_auth_required=True,
-        oidc_issuer=issuer.issuer,
-        oidc_audience=AUDIENCE,
-        oidc_allow_http=True,
+    adapter = await verifying_adapter(
+        issuer, start_adapter, n8n.webhook("erp-orders"), allow_auth_required=True
     )
-    with trio.fail_after(10):  # the issuer's keys loaded
-        while (await get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110 - polled
-            await trio.sleep(0.05)
     first, renewed = issuer.mint("alice", jti="first"), issuer.mint("alice", jti="renewed")
     as_first = {**V1, "Authorization": f"Bearer {first}"}
     asked = (await rpc(adapter, send_v1("10 pallets of flour"), as_first))["result"]["task"]

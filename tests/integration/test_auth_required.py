@@ -12,9 +12,9 @@ import httpx
 import pytest
 import trio
 
-from tests.support.adapter import AdapterFactory, get
+from tests.support.adapter import AdapterFactory
 from tests.support.jsonrpc import V1, rpc, send_v03, send_v1
-from tests.support.oidc_issuer import AUDIENCE, start_issuer
+from tests.support.oidc_issuer import start_issuer, verifying_adapter
 from tests.support.sse import open_stream, streaming
 from tests.support.stub_webhook import StubWebhook
 
@@ -86,16 +86,7 @@ async def test_with_oidc_the_same_subject_continues_with_its_new_token(
     stub: StubWebhook, start_adapter: AdapterFactory, nursery: trio.Nursery
 ) -> None:
     issuer = await start_issuer(nursery)
-    adapter = await start_adapter(
-        stub.url,
-        allow_auth_required=True,
-        oidc_issuer=issuer.issuer,
-        oidc_audience=AUDIENCE,
-        oidc_allow_http=True,
-    )
-    with trio.fail_after(10):  # the issuer's keys loaded
-        while (await get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110 - polled
-            await trio.sleep(0.02)
+    adapter = await verifying_adapter(issuer, start_adapter, stub.url, allow_auth_required=True)
     first, renewed = issuer.mint("alice", jti="1"), issuer.mint("alice", jti="2")
     assert first != renewed
     asked = (await rpc(adapter, send_v1(PROMPT), {**V1, **bearer(first)}))["result"]["task"]

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import signal
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
-import pytest
 import trio
 from a2a.client import Client
 from a2a.types import (
@@ -81,19 +79,6 @@ async def send_message_to(url: str, message: Message, answers: list[Task]) -> No
 
 def outcome(task: Task) -> str:
     return str(task.metadata["outcome"]) if "outcome" in task.metadata else ""
-
-
-@pytest.fixture
-async def replicas(
-    stub: StubWebhook, postgres_url: str, tmp_path: Path
-) -> AsyncIterator[list[Replica]]:
-    """Replicas started in the test (start_replica appends here); all killed after it."""
-    started: list[Replica] = []
-    yield started
-    for replica in started:
-        if replica.process.poll() is None:
-            replica.process.kill()
-            await replica.process.wait()
 
 
 async def two(

@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import psycopg
-import pytest
 import trio
 
 from tests.replicas.replica import Replica, start_replica
@@ -171,29 +170,17 @@ async def start_three(
     return [await start_replica(stub.url, store, tmp_path, **settings) for _ in range(3)]
 
 
-@pytest.fixture
-async def rolled(
-    stub: StubWebhook, postgres_url: str, tmp_path: Path
-) -> Any:  # the three replicas, killed after the test
-    started: list[Replica] = []
-    yield started
-    for replica in started:
-        if replica.process.poll() is None:
-            replica.process.kill()
-            await replica.process.wait()
-
-
 async def test_a_rolling_restart_and_a_database_restart_under_load_lose_nothing(
     stub: StubWebhook,
     postgres: PostgresServer,
     postgres_url: str,
-    rolled: list[Replica],
+    replicas: list[Replica],
     tmp_path: Path,
     nursery: trio.Nursery,
 ) -> None:
     receiver = await start_push_receiver(nursery)
-    rolled.extend(await start_three(stub, postgres_url, tmp_path, receiver))
-    balancer = Balancer(rolled)
+    replicas.extend(await start_three(stub, postgres_url, tmp_path, receiver))
+    balancer = Balancer(replicas)
     outcomes: dict[int, str] = {}
     settings = {
         "ADAPTER_LEASE_SECONDS": "3",
@@ -206,9 +193,9 @@ async def test_a_rolling_restart_and_a_database_restart_under_load_lose_nothing(
     async def restarts() -> None:
         for index in range(3):
             await trio.sleep(2.0)
-            old = rolled[index]
+            old = replicas[index]
             assert await old.stop() == 0
-            rolled[index] = await start_replica(stub.url, postgres_url, tmp_path, **settings)
+            replicas[index] = await start_replica(stub.url, postgres_url, tmp_path, **settings)
             if index == 1:  # and once, the database
                 postgres.stop()
                 await trio.sleep(1.0)

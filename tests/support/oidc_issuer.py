@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import jwt
 import trio
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -155,3 +157,19 @@ async def start_issuer(
         nursery, issuer, port=port, certfile=certfile, keyfile=keyfile
     )
     return issuer
+
+
+async def verifying_adapter(
+    issuer: LocalIssuer,
+    start_adapter: Callable[..., Awaitable[str]],
+    webhook_url: str,
+    **settings: Any,
+) -> str:
+    """An adapter in front of `webhook_url` that verifies this issuer's tokens, once it has
+    loaded the issuer's keys (its /readyz says so)."""
+    adapter = await start_adapter(webhook_url, **issuer.adapter_settings(), **settings)
+    async with httpx.AsyncClient() as http:
+        with trio.fail_after(10):
+            while (await http.get(adapter + "readyz")).status_code != 200:  # noqa: ASYNC110 - polled
+                await trio.sleep(0.02)
+    return adapter
