@@ -7,7 +7,9 @@ later it reads VmRSS. Its Python is targets.image_python(): the running venv's p
 without its `.pth` files, which the image's venv does not have (the dev venv's editable
 install would add its finder's imports to every start, which no deployment makes). The
 adapter's bytecode is compiled first, as pip does at install (the dev environment's
-PYTHONDONTWRITEBYTECODE would have every start compile its ninety modules anew). Beside
+PYTHONDONTWRITEBYTECODE would have every start compile its ninety modules anew), and the
+code its dataclasses generate, as the image's build does (`python -m n8n_a2a.prebuilt`,
+where the checkout has it). Beside
 the wall time, the CPU the process used until the card: on a shared machine the less
 noisy of the two. Medians over the runs, per adapter (this checkout, and any
 `--adapter name=path`), each started the same way. Then `--importtime-runs` more starts
