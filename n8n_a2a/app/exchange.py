@@ -23,7 +23,7 @@ from ..budget import Reservation
 from ..core.errors import AtCapacity, BodyTooLarge
 
 if TYPE_CHECKING:
-    # Its types only: importing hypercorn.typing imports h2's events (http/unserved.py).
+    # Its types only: importing hypercorn.typing imports h2's events (http/unused.py).
     from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
 
 

@@ -34,7 +34,7 @@ from .jsonrpc import JsonRpcEndpoint, error_response, introduction
 from .streams import EventStreams
 
 if TYPE_CHECKING:
-    # Its types only: importing hypercorn.typing imports h2's events (http/unserved.py).
+    # Its types only: importing hypercorn.typing imports h2's events (http/unused.py).
     from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallable, Scope
 
     from ..auth.verifier import OidcVerifier  # the oidc extra; only with ADAPTER_OIDC_ISSUER
