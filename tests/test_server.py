@@ -199,8 +199,9 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     their import and their memory for nothing, as do the streamed reply's reading without
     ADAPTER_WEBHOOK_STREAMING, OpenTelemetry without an endpoint, the push routes' tables
     before a config, the HTTP+JSON binding's before its first request, and
-    prometheus_client before the operator's app (and /metrics) is first asked, and the
-    email package before a card's If-Modified-Since: they are
+    prometheus_client before the operator's app (and /metrics) is first asked, the email
+    package before a card's If-Modified-Since, and html's entities before a webhook
+    answers with an HTML page: they are
     imported by the configuration (or the first config, or request) that names them.
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
@@ -233,6 +234,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "flask",
         "prometheus_client",
         "email",
+        "html",  # for a webhook's HTML error page (core/sanitising.py)
         # HTTP/2 and WebSocket support, for protocols the adapter refuses (http/unused.py).
         "wsproto",
         "hpack",
