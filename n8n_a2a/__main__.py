@@ -22,10 +22,11 @@ from .prebuilt.generated import forget, load
 
 load()
 
-import argparse
 import json
 import sys
 from functools import partial
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -37,11 +38,16 @@ from .observability import traces
 from .observability.logs import configure_logging
 from .server import CannotListen, serve
 
+if TYPE_CHECKING:
+    import argparse
+
 gc.set_threshold(*_thresholds)
 
 
 def main(argv: list[str] | None = None) -> None:
-    arguments = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # A server's start has none (the image's): no parser, nor argparse's import (1 %).
+    arguments = parser().parse_args(argv) if argv else NO_ARGUMENTS
     try:
         settings = load_settings()
     except ConfigError as error:
@@ -120,7 +126,13 @@ def _start_tracing() -> None:
         raise SystemExit(2) from None
 
 
-def _parser() -> argparse.ArgumentParser:
+#: What the parser makes of no arguments (tests/test_main.py holds the two the same).
+NO_ARGUMENTS = SimpleNamespace(check=False, probe=False)
+
+
+def parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="n8n-a2a",
         description="Serve an A2A agent in front of one n8n workflow, configured by the\n"

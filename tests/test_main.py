@@ -258,6 +258,22 @@ def test_the_commands_imports_run_at_the_servers_young_generation() -> None:
     assert int(passes) <= 3 and same == "True", done.stdout
 
 
+def test_a_start_without_arguments_imports_no_parser() -> None:
+    """argparse (and gettext with it) is for a command line that has options."""
+    code = (
+        "import sys, trio\n"
+        "trio.run = lambda *_, **__: print(sorted({'argparse', 'gettext'} & set(sys.modules)))\n"
+        "from n8n_a2a.__main__ import main\n"
+        "main([])\n"
+    )
+    environment = {"PATH": "/usr/bin:/bin", **GOOD, "ADAPTER_LOG_FORMAT": "text"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "[]\n", done.stderr
+    assert vars(command.parser().parse_args([])) == vars(command.NO_ARGUMENTS)
+
+
 def run_main_serving_with(monkeypatch: pytest.MonkeyPatch, run: Callable[..., object]) -> None:
     """main() with a good environment, `run` in trio.run's place; the collector's
     thresholds, which main() sets for the whole process, set back after."""
