@@ -145,7 +145,7 @@ def _checks(stats: Stats, target: Target, settings: Settings) -> list[tuple[str,
         ("peak < 120 MiB", peak is not None and peak < 120),
         # The start's goals: nothing imported that the configuration does not use.
         ("idle <= 40 MiB", idle is not None and idle <= 40),
-        ("ready <= 250 ms", ready is not None and ready <= 250),
+        ("ready <= 200 ms", ready is not None and ready <= 200),
         # The table is bounded; past it a finished task costs nothing that stays.
         ("growth < 0.1 KiB/task", growth is not None and growth < 0.1),
         # A file passes through a facade: no dearer than the SDK server's own handling.

@@ -115,8 +115,18 @@ def server_command(
 def compiled(checkout: Path) -> None:
     """The adapter's bytecode compiled, as pip compiles it at install and the image holds
     it: under PYTHONDONTWRITEBYTECODE (the dev environment's) every start would compile
-    its ninety modules anew, and its ready figure would count that."""
+    its ninety modules anew, and its ready figure would count that. Then, in a checkout
+    that has it, the code its dataclasses generate, compiled as the image's build does
+    (`python -m n8n_a2a.prebuilt`, n8n_a2a/prebuilt/generated.py)."""
     compileall.compile_dir(checkout / "n8n_a2a", quiet=1)
+    if (checkout / "n8n_a2a" / "prebuilt" / "__main__.py").exists():
+        subprocess.run(
+            [image_python(), "-m", "n8n_a2a.prebuilt"],
+            env={**os.environ, "PYTHONPATH": str(checkout)},
+            cwd=checkout,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 @contextmanager

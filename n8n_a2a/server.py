@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
-from hypercorn.config import Config, Sockets
 
 from . import __version__
 from .app import create_app
@@ -30,6 +29,10 @@ from .store import Leases, StoreConfig, Stores, open_stores
 from .webhook import WebhookClient
 
 if TYPE_CHECKING:
+    # Its types only: the seam imports hypercorn's config once http/ has stood in for what
+    # it imports unused (http/unused.py).
+    from hypercorn.config import Config, Sockets
+
     from .auth.verifier import OidcVerifier
 
 logger = logging.getLogger(__name__)

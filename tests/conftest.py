@@ -40,6 +40,7 @@ MARKERS_BY_PATH = {
     "tests/test_scripts.py": ("slow",),
     "tests/test_main.py": ("slow",),
     "tests/test_server.py": ("slow",),
+    "tests/prebuilt/test_main.py": ("slow",),
 }
 #: The markers of each test that asks for a fixture starting a process, wherever the test
 #: lives (a fixture it asks for through another counts: postgres_url asks for postgres).

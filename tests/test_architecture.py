@@ -120,7 +120,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("webhook", "push", "budget", "http", "executor"),
     ("app",),
     ("server",),
-    ("__main__",),
+    ("__main__", "prebuilt"),
 )
 #: Imports allowed up a floor: only one deferred into a function, and only with the reason
 #: it cannot be otherwise, as {(importing module, imported module): reason}. None so far.

@@ -241,6 +241,39 @@ def test_the_package_imports_no_metadata_reader_for_its_version() -> None:
     assert done.stdout == "False\n"
 
 
+def test_the_commands_imports_run_at_the_servers_young_generation() -> None:
+    """They make some 60,000 objects that live as long as the process: no young pass each
+    700 of them, and no older one over all made so far. The collector's thresholds are as
+    they were after them (main() tunes them)."""
+    code = (
+        "import gc\n"
+        "gc.collect()  # none due on the way to the command's first line\n"
+        "before, passes = gc.get_threshold(), []\n"
+        "gc.callbacks.append(lambda phase, info: passes.append(info) if phase == 'start' else 0)\n"
+        "import n8n_a2a.__main__\n"
+        "print(len(passes), gc.get_threshold() == before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    passes, same = done.stdout.split()
+    assert int(passes) <= 3 and same == "True", done.stdout
+
+
+def test_a_start_without_arguments_imports_no_parser() -> None:
+    """argparse (and gettext with it) is for a command line that has options."""
+    code = (
+        "import sys, trio\n"
+        "trio.run = lambda *_, **__: print(sorted({'argparse', 'gettext'} & set(sys.modules)))\n"
+        "from n8n_a2a.__main__ import main\n"
+        "main([])\n"
+    )
+    environment = {"PATH": "/usr/bin:/bin", **GOOD, "ADAPTER_LOG_FORMAT": "text"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "[]\n", done.stderr
+    assert vars(command.parser().parse_args([])) == vars(command.NO_ARGUMENTS)
+
+
 def run_main_serving_with(monkeypatch: pytest.MonkeyPatch, run: Callable[..., object]) -> None:
     """main() with a good environment, `run` in trio.run's place; the collector's
     thresholds, which main() sets for the whole process, set back after."""

@@ -420,6 +420,21 @@ def test_bench_instructions_judges_every_load_against_the_goal() -> None:
     )
 
 
+def test_bench_startup_judges_the_start_against_its_goals() -> None:
+    code = (
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
+        "from startup import targets_line; "
+        "print(targets_line('this', 199.6, None)); print(targets_line('this', 200.4, 599.9))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == (
+        "this targets: ready <= 200 ms PASS\n"
+        "this targets: ready <= 200 ms FAIL, instructions to the card <= 600 M PASS\n"
+    )
+
+
 def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_other() -> None:
     rows = {
         "n8n-a2a": {"jsonrpc c=1": "4.000", "stream c=1": "5.800", "push c=1": "2.000"},

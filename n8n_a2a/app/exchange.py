@@ -14,13 +14,17 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import trio
-from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
 
 from ..budget import Reservation
 from ..core.errors import AtCapacity, BodyTooLarge
+
+if TYPE_CHECKING:
+    # Its types only: importing hypercorn.typing imports h2's events (http/unused.py).
+    from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
 
 
 class Fields:

@@ -18,7 +18,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
-from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallable, Scope
 
 from ..budget import MemoryBudget
 from ..config import Settings
@@ -35,6 +34,9 @@ from .jsonrpc import JsonRpcEndpoint, error_response, introduction
 from .streams import EventStreams
 
 if TYPE_CHECKING:
+    # Its types only: importing hypercorn.typing imports h2's events (http/unused.py).
+    from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallable, Scope
+
     from ..auth.verifier import OidcVerifier  # the oidc extra; only with ADAPTER_OIDC_ISSUER
     from .rest import RestBinding  # imported at the binding's first request
 

@@ -3,7 +3,6 @@ the doubts worth a line at start."""
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
@@ -201,6 +200,8 @@ def _unknown_variables(environ: Mapping[str, str]) -> tuple[Problem, ...]:
 
 
 def _not_a_variable(name: str, known: set[str]) -> str:
+    import difflib  # for a name that is no variable's: not at every start
+
     # Matched without the prefix they all share, which would make any name look close.
     prefix = len("ADAPTER_")
     close = difflib.get_close_matches(name[prefix:], sorted(k[prefix:] for k in known), n=1)

@@ -8,7 +8,6 @@ caller's message or a workflow's answer is never cut (core/retention.py).
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from array import array
 
@@ -86,6 +85,8 @@ def markup_free(page: str) -> str:
     tags, scripts, styles or comments, its entities read, its whitespace one space. A
     webserver's 404 page ("<!DOCTYPE html>...<pre>Cannot POST /x</pre>...") becomes
     "Error Cannot POST /x"."""
+    import html  # its table of entities: 1 % of a start's instructions, for a rare reply
+
     return " ".join(html.unescape(_MARKUP.sub(" ", page[:MARKUP_WINDOW])).split())
 
 

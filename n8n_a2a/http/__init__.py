@@ -4,5 +4,11 @@ bounded).
 `hypercorn_seam` (the one module on hypercorn's internals) runs the accept loop; each
 connection's stream and ASGI layer are in `connection`, its deadlines in `timer`, the
 listener that waits out a shortage of descriptors in `listener`, and the file limit the
-configured limits need in `descriptors`.
+configured limits need in `descriptors`. What hypercorn imports for what the adapter never
+asks of it (HTTP/2, WebSockets, configuration files) is stood in for by `unused` as this
+package is imported.
 """
+
+from .unused import defer_unused
+
+defer_unused()  # before hypercorn's protocol package or config is imported: see unused.py

@@ -207,3 +207,11 @@ def test_the_env_file_loads_as_an_engine_reads_it_and_names_the_agent_plainly() 
     assert files.env_file('ADAPTER_AGENT_NAME="Supply agent"') == {
         "ADAPTER_AGENT_NAME": '"Supply agent"'
     }
+
+
+def test_the_build_compiles_the_code_a_start_generates() -> None:
+    """Beside the bytecode pip compiled: a start reads it instead (n8n_a2a/prebuilt/)."""
+    runs = [i.arguments for i in instructions() if i.keyword == "RUN"]
+    # -P: the installed package's, not the source tree's in the working directory.
+    built = [r for r in runs if "/opt/n8n-a2a/bin/python -P -m n8n_a2a.prebuilt" in r]
+    assert built and "install --no-deps /dist/n8n_a2a-" in built[0], runs

@@ -1,0 +1,246 @@
+"""The code dataclasses and attrs generate, compiled once instead of at every start.
+
+A dataclass writes its methods (__init__, __repr__, __eq__; __hash__, __setattr__ and
+__delattr__ too when frozen) as source text as its class is defined, and compiles each;
+attrs does the same for trio's classes. Parsing and compiling that text, the same at
+every start, was a third of a start's instructions (390 million of 1,270 to the card:
+n8n_a2a's 602 methods, hypercorn's, h11's and the others', trio's). So the build compiles it once
+for this interpreter (`python -m n8n_a2a.prebuilt`, beside pip's compiling of the
+bytecode at install) into FILE, and the command reads FILE before it imports anything
+that defines such a class (`load`): from then on, dataclasses and attrs are handed the
+code already compiled from a text FILE holds.
+
+It is the code compiling the text makes: a text is found by the BLAKE2b digest of itself,
+its file name, its mode and the compiler flags its caller's module gives it (attrs'
+compiles under `from __future__ import annotations`), in a FILE for this bytecode (its
+magic number first, the interpreter's cache tag in its name). A text FILE does not hold is
+compiled as before (attrs' __hash__ of a frozen class holds a number the hash seed makes),
+and a missing, stale or unreadable FILE costs the start its compiling, nothing else. Each of
+the two is given its compiler in its own namespace (`dataclasses.exec`,
+`attr._make.compile`, found before the builtin): the builtins stay as they are for
+everything else. attrs' own classes are compiled as before: they are defined as its
+module is imported, before its compiler can be given.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import itertools
+import marshal
+import os
+import sys
+from collections.abc import Callable
+from hashlib import blake2b
+from importlib.util import MAGIC_NUMBER
+from types import CodeType, ModuleType
+from typing import Any
+
+#: Code by what it is compiled from (its source, file name, mode and compiler flags), as
+#: their BLAKE2b digest of DIGEST bytes: the texts themselves would be read for nothing.
+Codes = dict[bytes, CodeType]
+DIGEST = 16
+#: A compiler of generated code: source, file name and mode in, its code out.
+CodeOf = Callable[[str, str, str], CodeType]
+
+#: The modules that compile the code they generate, and the builtin each calls for it.
+COMPILERS = (("dataclasses", "exec"), ("attr._make", "compile"))
+#: Beside the package's bytecode, for this interpreter's (None: it keeps none).
+FILE = (
+    None
+    if sys.implementation.cache_tag is None
+    else os.path.join(
+        os.path.dirname(__file__), "__pycache__", f"generated.{sys.implementation.cache_tag}.bin"
+    )
+)
+
+
+class Shelf:
+    """Compiled code as FILE holds it, after its magic number: how many pieces (4 bytes),
+    their digests (DIGEST bytes each), where each ends (4 bytes each), then each piece of
+    code marshalled alone. A piece is found by its digest in the bytes read from FILE and
+    unmarshalled when asked for: no object a piece until then. Unmarshalled all at once,
+    or indexed by a dict, the start's other objects would be made among them, and their
+    room stay resident once let go (0.3 MiB at idle)."""
+
+    def __init__(self, data: memoryview) -> None:
+        count = int.from_bytes(data[:4], "little")
+        self._digests = data[4 : 4 + DIGEST * count].tobytes()
+        self._ends = data[4 + DIGEST * count : 4 + (DIGEST + 4) * count]
+        self._pieces = data[4 + (DIGEST + 4) * count :]
+        last = int.from_bytes(self._ends[-4:], "little") if count else 0
+        if len(self._ends) != 4 * count or last != len(self._pieces):
+            raise ValueError("not whole")
+
+    def get(self, key: bytes) -> CodeType | None:
+        at = self._digests.find(key)
+        while at > 0 and at % DIGEST:  # across two digests' border: not one
+            at = self._digests.find(key, at + 1)
+        if at < 0:
+            return None
+        index, ends = at // DIGEST, self._ends
+        start = int.from_bytes(ends[4 * index - 4 : 4 * index], "little") if index else 0
+        end = int.from_bytes(ends[4 * index : 4 * index + 4], "little")
+        try:
+            code = marshal.loads(self._pieces[start:end])
+        except (EOFError, ValueError, TypeError):
+            return None
+        return code if isinstance(code, CodeType) else None
+
+    def clear(self) -> None:
+        self._digests, self._ends, self._pieces = b"", memoryview(b""), memoryview(b"")
+
+    @staticmethod
+    def of(made: Codes) -> bytes:
+        """What `made` is shelved as."""
+        pieces = [marshal.dumps(code) for code in made.values()]
+        ends = itertools.accumulate(len(piece) for piece in pieces)
+        return b"".join(
+            [
+                len(made).to_bytes(4, "little"),
+                *made,
+                *(end.to_bytes(4, "little") for end in ends),
+                *pieces,
+            ]
+        )
+
+
+#: The shelves of code handed out, for `forget`.
+_GIVEN: list[Shelf] = []
+
+
+def load(path: str | None = None) -> bool:
+    """Hand the code compiled at `path` (FILE) to the compilers; False if there is none
+    for this interpreter, or they were given theirs already (nothing changes then)."""
+    shelf = read(path)
+    return shelf is not None and install(shelf)
+
+
+def forget() -> None:
+    """Let go of the code handed out by `load`, once the start has defined its classes
+    (a class defined later, at a request, has its code compiled as before)."""
+    for shelf in _GIVEN:
+        shelf.clear()
+
+
+def record() -> Codes:
+    """Give the compilers no code, and keep all they compile: what `write` writes."""
+    made: Codes = {}
+    if not install(Shelf(memoryview(Shelf.of({}))), made):
+        raise RuntimeError("the compilers of generated code were given theirs already")
+    return made
+
+
+def read(path: str | None = None) -> Shelf | None:
+    """The code at `path` (FILE); None if it is missing, unreadable or for other bytecode."""
+    path = path or FILE
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError:
+        return None
+    if not data.startswith(MAGIC_NUMBER):
+        return None
+    try:
+        return Shelf(memoryview(data)[len(MAGIC_NUMBER) :])
+    except ValueError:
+        return None
+
+
+def write(made: Codes, path: str | None = None) -> str:
+    """Write `made` at `path` (FILE), whole: a start reads the old file or the new one."""
+    path = path or FILE
+    if path is None:
+        raise RuntimeError(f"{sys.implementation.name} keeps no compiled bytecode")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    partial = f"{path}.{os.getpid()}"
+    with open(partial, "wb") as file:
+        file.write(MAGIC_NUMBER + Shelf.of(made))
+    os.replace(partial, path)
+    return path
+
+
+def install(shelf: Shelf, made: Codes | None = None) -> bool:
+    """Give each module of COMPILERS its compiler, handing out the code on `shelf` (and
+    keeping in `made`, if given, what it compiles for want of it). False if the first
+    has one already: once a process."""
+    givens: list[tuple[ModuleType, str, Callable[..., Any]]] = []
+    for name, builtin in COMPILERS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # attrs is trio's: there unless trio is gone
+            continue
+        if builtin in vars(module):
+            return False
+        flags = _future_flags(module)
+        code_of = _code_of(shelf, made, flags)
+        compiler = _exec(code_of) if builtin == "exec" else _compile(code_of, flags)
+        givens.append((module, builtin, compiler))
+    for module, builtin, compiler in givens:
+        setattr(module, builtin, compiler)
+    _GIVEN.append(shelf)
+    return True
+
+
+def _future_flags(module: ModuleType) -> int:
+    """The compiler flags code called from `module` compiles with, not told otherwise:
+    those of its `from __future__` imports."""
+    future = importlib.import_module("__future__")
+    names = vars(module)
+    flags = 0
+    for name in future.all_feature_names:
+        feature = getattr(future, name)
+        if name in names and names[name] is feature:
+            flags |= feature.compiler_flag
+    return int(flags)
+
+
+def _code_of(shelf: Shelf, made: Codes | None, flags: int) -> CodeOf:
+    def code_of(source: str, filename: str, mode: str) -> CodeType:
+        text = f"{flags} {mode} {filename}\n{source}".encode()
+        key = blake2b(text, digest_size=DIGEST).digest()
+        code = shelf.get(key)
+        if code is None:
+            code = builtins.compile(source, filename, mode, flags, True)
+            if made is not None:
+                made[key] = code
+        return code
+
+    return code_of
+
+
+def _exec(code_of: CodeOf) -> Callable[..., Any]:
+    """builtins.exec, a text's code found by `code_of`."""
+
+    def exec_(source: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if type(source) is str:
+            source = code_of(source, "<string>", "exec")
+        return builtins.exec(source, *args, **kwargs)
+
+    return exec_
+
+
+def _compile(code_of: CodeOf, inherited: int) -> Callable[..., Any]:
+    """builtins.compile as called from a module whose compiler flags are `inherited`, a
+    text's code found by `code_of` where it is asked as that module would (no flags, no
+    optimization level of its own)."""
+
+    def compile_(
+        source: Any,
+        filename: Any,
+        mode: str,
+        flags: int = 0,
+        dont_inherit: bool = False,
+        optimize: int = -1,
+        **kwargs: Any,
+    ) -> Any:
+        if not dont_inherit:
+            flags |= inherited
+        asked_plainly = flags == inherited and optimize == -1 and not kwargs
+        if asked_plainly and type(source) is str and type(filename) is str:
+            return code_of(source, filename, mode)
+        return builtins.compile(source, filename, mode, flags, True, optimize, **kwargs)
+
+    return compile_

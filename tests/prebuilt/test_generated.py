@@ -1,0 +1,184 @@
+"""The generated code compiled once: a class defined with it gets the code compiling its
+text makes, and a file that is missing, stale or broken changes nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import marshal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
+from types import CodeType, FunctionType
+from typing import cast
+
+import attr
+import pytest
+
+from n8n_a2a.prebuilt import generated
+
+Strip = Callable[[], None]
+#: A file's content after its magic number, for no code.
+FILE_OF_NOTHING = bytes(4)
+
+
+@pytest.fixture
+def bare(monkeypatch: pytest.MonkeyPatch) -> Iterator[Strip]:
+    """The compilers as Python has them, stripped again by the function it gives, and
+    given back as they were after the test (this process's may have theirs: importing
+    the command loads FILE where the checkout has one)."""
+    modules = {builtin: importlib.import_module(name) for name, builtin in generated.COMPILERS}
+    was = {builtin: vars(module).get(builtin) for builtin, module in modules.items()}
+
+    def strip() -> None:
+        for builtin, module in modules.items():
+            vars(module).pop(builtin, None)
+
+    strip()
+    monkeypatch.setattr(generated, "_GIVEN", [])
+    yield strip
+    strip()
+    for builtin, module in modules.items():
+        if was[builtin] is not None:
+            setattr(module, builtin, was[builtin])
+
+
+def point() -> type:
+    @dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        tags: list[str] = dataclasses.field(default_factory=list, compare=False)
+
+    return Point
+
+
+def pair() -> type:
+    @attr.frozen
+    class Pair:
+        a: int
+        b: str = "b"
+
+    return Pair
+
+
+def methods(cls: type) -> dict[str, FunctionType]:
+    return {
+        name: function
+        for name, function in vars(cls).items()
+        if isinstance(function, FunctionType) and name.startswith("__")
+    }
+
+
+def same_code(one: type, other: type) -> None:
+    ones, others = methods(one), methods(other)
+    assert ones.keys() == others.keys() and len(ones) >= 4, ones.keys()
+    for name, function in ones.items():
+        assert function.__code__ == others[name].__code__, name
+        assert function.__annotations__ == others[name].__annotations__, name
+
+
+def test_a_class_gets_the_code_compiling_its_text_makes(tmp_path: Path, bare: Strip) -> None:
+    as_python_does = point(), pair()
+    made = generated.record()
+    recorded = point(), pair()
+    assert made, "the compilers kept nothing"
+    path = generated.write(made, str(tmp_path / "generated.bin"))
+    bare()
+    again: generated.Codes = {}
+    shelf = generated.read(path)
+    assert shelf is not None and generated.install(shelf, again)
+    found = point(), pair()
+    assert again == {}, "a text the file holds was compiled anew"
+    for cls in range(2):
+        same_code(as_python_does[cls], recorded[cls])
+        same_code(as_python_does[cls], found[cls])
+    Point, Pair = found
+    assert Point(1) == Point(1, 0, ["other"]) and hash(Point(1)) == hash(Point(1, 0))
+    assert repr(Point(2)).endswith("Point(x=2, y=0, tags=[])")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point(1).x = 2
+    assert Pair(1) == Pair(1, "b") and Pair(1) != Pair(2) and repr(Pair(1)).endswith("(a=1, b='b')")
+    with pytest.raises(attr.exceptions.FrozenInstanceError):
+        Pair(1).a = 2
+
+
+def test_given_once_a_process_and_let_go_after_the_start(tmp_path: Path, bare: Strip) -> None:
+    made = generated.record()
+    point()
+    path = generated.write(made, str(tmp_path / "generated.bin"))
+    with pytest.raises(RuntimeError):
+        generated.record()
+    assert not generated.load(path), "given twice"
+    bare()
+    again: generated.Codes = {}
+    shelf = generated.read(path)
+    assert shelf is not None and generated.install(shelf, again)
+    point()
+    assert again == {}
+    generated.forget()
+    point()
+    assert again, "code let go was handed out still"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\0\0\0\0" + FILE_OF_NOTHING,  # another bytecode's
+        MAGIC_NUMBER + b"\xff",
+        MAGIC_NUMBER + (2).to_bytes(4, "little") + bytes(20),  # cut short
+        MAGIC_NUMBER + generated.Shelf.of({bytes(generated.DIGEST): compile("", "", "exec")})[:-1],
+    ],
+)
+def test_a_file_stale_or_broken_changes_nothing(
+    tmp_path: Path, bare: Strip, content: bytes
+) -> None:
+    path = tmp_path / "generated.bin"
+    path.write_bytes(content)
+    assert generated.read(str(path)) is None
+    assert not generated.load(str(path))
+    assert not generated.load(str(tmp_path / "missing.bin"))
+    assert all(
+        builtin not in vars(importlib.import_module(name)) for name, builtin in generated.COMPILERS
+    )
+
+
+def test_each_piece_is_found_by_its_whole_digest() -> None:
+    one, two = compile("x = 1", "<x>", "exec"), compile("x = 2", "<x>", "exec")
+    ones = b"\x01" * (generated.DIGEST // 2)
+    halves = bytes(generated.DIGEST // 2)
+    made = {halves + ones: one, ones + halves: one}  # ones * 2 across their border
+    assert generated.Shelf(memoryview(generated.Shelf.of(made))).get(ones * 2) is None
+    made[ones * 2] = two
+    shelf = generated.Shelf(memoryview(generated.Shelf.of(made)))
+    assert shelf.get(ones * 2) == two and shelf.get(halves + ones) == one
+    shelf.clear()
+    assert shelf.get(ones * 2) is None
+
+
+def test_a_piece_that_is_no_code_is_not_found() -> None:
+    key, code = bytes(generated.DIGEST), compile("", "", "exec")
+    size = len(marshal.dumps(code))
+    garbled = generated.Shelf.of({key: code})[:-size] + b"\xff" * size
+    not_code = generated.Shelf.of({key: cast(CodeType, (1, 2))})
+    for content in (garbled, not_code):
+        assert generated.Shelf(memoryview(content)).get(key) is None
+
+
+def test_what_the_compilers_are_not_asked_plainly_is_compiled_as_asked(bare: Strip) -> None:
+    generated.record()
+    attrs_compile = vars(importlib.import_module("attr._make"))["compile"]
+    source = "def f(x: int) -> None: pass\n"
+    # Asked to inherit nothing: no `from __future__ import annotations`, as the builtin.
+    told = attrs_compile(source, "<f>", "exec", dont_inherit=True)
+    assert told == compile(source, "<f>", "exec", 0, True)
+    namespace: dict[str, object] = {}
+    vars(dataclasses)["exec"](told, namespace)
+    assert namespace["f"].__annotations__ == {"x": int, "return": None}
+
+
+def test_the_file_is_beside_the_packages_bytecode() -> None:
+    assert generated.FILE is not None
+    assert Path(generated.FILE).parent == Path(generated.__file__).parent / "__pycache__"
