@@ -216,8 +216,7 @@ class CallRunner:
         )
 
     def _room(self, task: Task, caller: Caller, held: Reservation | None) -> Reservation | None:
-        """The call's room under the budget: the request's, passed on by its send (or a new
-        one, for the task's owner), its results kept as that caller's."""
+        """The call's room under the budget: its send's, passed on (or its owner's, new)."""
         if self._budget is None:
             return None
         room = (
@@ -229,8 +228,7 @@ class CallRunner:
         return room
 
     async def _run(self, running: _Running, actions: list[steps.Action]) -> None:
-        """The call's own task: what its machine says, one thing awaited at a time, until
-        its turn's end is reported."""
+        """The call's own task: its machine's actions, one awaited at a time, to its report."""
         call, pending = running.call, deque(actions)
         try:
             while pending:
@@ -297,6 +295,8 @@ class CallRunner:
             case steps.CallWorkflow():
                 return await self._call_workflow(running)
             case steps.Record(verdict=verdict, known=known, answer_id=answer_id, relayed=relayed):
+                if relayed:  # its chunks go everywhere before its end
+                    await self._events.settled()
                 try:
                     ended = await self._tasks.end(
                         task_id, verdict, known, answer_id=answer_id, relayed=relayed

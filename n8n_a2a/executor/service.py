@@ -32,9 +32,11 @@ from ..protocol.model import (
     Task,
     TaskEvent,
     TaskPage,
+    TaskState,
 )
 from ..store import TaskEvents, TaskStore
 from ..store.fanout import utc_now
+from ..store.relays import joined
 from .calls import CallRunner, Drained, Workflow
 from .config import ExecutorConfig
 from .intake import InlinePush, Intake, Retried
@@ -177,7 +179,10 @@ class Executor:
         if isinstance(operation, SubscribeToTask):
             # Listen first, then look: an event between the two is skipped by version.
             with self._events.subscribe(operation.task_id, stream.hear):
-                stream.begin(await self._subscribable(operation.task_id, caller))
+                task = await self._subscribable(operation.task_id, caller)
+                if task.status.state is TaskState.WORKING:  # an answer may be streaming
+                    task = joined(task, await self._events.relayed_so_far(task.id))
+                stream.begin(task)
                 yield stream
             return
         async with self._turn(operation, caller, held, stream.hear) as turn:

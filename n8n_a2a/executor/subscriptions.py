@@ -19,7 +19,7 @@ import trio
 
 from ..core.errors import AtCapacity, SubscriberTooSlow
 from ..core.owners import Owner
-from ..protocol.model import StatusUpdate, Task, TaskEvent
+from ..protocol.model import ArtifactUpdate, StatusUpdate, Task, TaskEvent
 
 #: Events a subscriber may fall behind by before it is dropped. A task makes a handful
 #: of events in all; only a reader that stopped reading gets anywhere near this.
@@ -91,6 +91,9 @@ class TaskStream:
         task it began with includes already."""
         if event.sequence <= self.task.version:
             return False
+        chunk = isinstance(event, ArtifactUpdate) and not event.last_chunk
+        if chunk and event.generation <= self.task.generation:
+            return False  # a chunk the task it began with holds already (joined mid-answer)
         self._ended = isinstance(event, StatusUpdate) and event.final
         return True
 

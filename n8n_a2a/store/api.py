@@ -83,6 +83,15 @@ class TaskEvents(Protocol):
         event of the same number still reaches them. Other processes never hear it: a
         row and a NOTIFY for each chunk would cost the database a write per token."""
 
+    async def settled(self) -> None:
+        """Until the chunks relayed so far have gone to the other processes (at once with
+        none): a move that ends their turn comes after them everywhere."""
+
+    async def relayed_so_far(self, task_id: str) -> ArtifactUpdate | None:
+        """The chunks of the task's answer under way relayed so far, from any process, as
+        one chunk numbered as the last (None without any): what a subscriber who joins
+        mid-answer begins with."""
+
     def subscribe(self, task_id: str, listener: Listener) -> AbstractContextManager[None]:
         """Hear every event of one task from now on, from any process, until the context
         exits."""

@@ -11,6 +11,7 @@ from types import TracebackType
 
 from ..protocol.model import ArtifactUpdate, TaskEvent
 from .api import Listener
+from .relays import RelayedSoFar
 
 logger = logging.getLogger(__name__)
 
@@ -27,13 +28,26 @@ class LocalTaskEvents:
     def __init__(self) -> None:
         self._by_task: dict[str, list[Listener]] = {}
         self._everything: list[Listener] = []
+        self._so_far = RelayedSoFar()
 
     def publish(self, event: TaskEvent) -> None:
+        if self._so_far:  # a move after chunks ends their turn
+            self._so_far.drop(event.task_id)
         self._hand(event, (*self._everything, *self._by_task.get(event.task_id, ())))
 
-    def relay(self, event: ArtifactUpdate) -> None:
-        """To the task's listeners only: a chunk is no event of the process's moves."""
+    def relay(self, event: ArtifactUpdate, *, keep: bool = True) -> None:
+        """To the task's listeners only: a chunk is no event of the process's moves.
+        `keep`: it joins what `relayed_so_far` answers (False: the caller keeps it)."""
+        if keep:
+            self._so_far.add(event)
         self._hand(event, self._by_task.get(event.task_id, ()))
+
+    async def settled(self) -> None:
+        """At once: this process's listeners heard each chunk as it was relayed."""
+
+    async def relayed_so_far(self, task_id: str) -> ArtifactUpdate | None:
+        """The chunks of the task's answer relayed so far, as one (None without any)."""
+        return self._so_far.get(task_id)
 
     def _hand(self, event: TaskEvent, listeners: Iterable[Listener]) -> None:
         for listener in listeners:

@@ -26,13 +26,29 @@ from n8n_a2a.core.replies import WebhookReply
 from n8n_a2a.core.sent import Sent
 from n8n_a2a.executor import Executor, ExecutorConfig
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
-from n8n_a2a.protocol.model import ArtifactUpdate, ListTasks, Role, Task, TaskEvent, TaskState
+from n8n_a2a.protocol.model import (
+    ArtifactUpdate,
+    ListTasks,
+    Role,
+    StatusUpdate,
+    SubscribeToTask,
+    Task,
+    TaskEvent,
+    TaskState,
+)
 from n8n_a2a.store import Moved
 from n8n_a2a.store.fanout import LocalTaskEvents
 from n8n_a2a.store.memory import MemoryTaskStore
 from n8n_a2a.webhook.reading import Relay, ReplyRoom
 from n8n_a2a.webhook.request import WebhookRequest
-from tests.support.executor import ScriptedWorkflow, executor_for, message, reply_to, said
+from tests.support.executor import (
+    ScriptedWorkflow,
+    events_of,
+    executor_for,
+    message,
+    reply_to,
+    said,
+)
 
 
 class CheckpointingStore(MemoryTaskStore):
@@ -544,3 +560,46 @@ async def test_a_call_holds_its_request_then_its_reply_until_it_ends() -> None:
         await trio.testing.wait_all_tasks_blocked()
         assert is_terminal((await executor.get(started.id, Caller())).status.state)
         assert budget.held == 0
+
+
+class HeldMidAnswer(ScriptedWorkflow):
+    """Relays two chunks, waits to be let go on, relays a third, then answers."""
+
+    def __init__(self) -> None:
+        super().__init__(everything=True)
+        self.halfway, self.go_on = trio.Event(), trio.Event()
+
+    async def call(
+        self,
+        request: WebhookRequest,
+        caller: Caller,
+        relay: Relay | None = None,
+        room: ReplyRoom | None = None,
+    ) -> WebhookReply:
+        assert relay is not None
+        relay("Yes")
+        await trio.sleep(0.1)  # each its own relay
+        relay(", 12")
+        self.halfway.set()
+        await self.go_on.wait()
+        relay(" pallets")
+        await trio.lowlevel.checkpoint()
+        return await super().call(request, caller)
+
+
+async def test_a_subscriber_who_joins_mid_answer_begins_with_what_was_relayed() -> None:
+    workflow = HeldMidAnswer()
+    async with executor_for(workflow) as executor:
+        task = await executor.send(message("Yes, 12 pallets"), Caller())
+        await workflow.halfway.wait()
+        async with executor.stream(SubscribeToTask(task.id), Caller()) as late:
+            first = late.task
+            workflow.go_on.set()
+            heard = [event async for event in events_of(late)]
+    assert first.artifacts[-1].parts[0].text == "Yes, 12"
+    assert first.generation == 4  # working 2, its two chunks 3 and 4
+    chunk, whole, end = heard
+    assert isinstance(chunk, ArtifactUpdate) and chunk.append
+    assert (chunk.artifact.parts[0].text, chunk.generation) == (" pallets", 5)
+    assert isinstance(whole, ArtifactUpdate) and whole.artifact.parts[0].text == "Yes, 12 pallets"
+    assert isinstance(end, StatusUpdate) and end.generation == 7

@@ -406,3 +406,40 @@ async def test_a_subscriber_on_another_replica_hears_each_chunk_as_it_is_relayed
     assert not chunks[0]["lastChunk"] and chunks[-1]["lastChunk"]
     assert chunks[-1]["artifact"]["parts"][0]["text"] == "chunk 1 chunk 2 chunk 3 "
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_subscriber_who_joins_mid_answer_on_another_replica_begins_with_it(
+    stub: StubWebhook, postgres_url: str, replicas: list[Replica], tmp_path: Path
+) -> None:
+    """A streamed reply on A, its first chunk relayed and the rest held: a subscription on
+    B begins with the task holding that chunk (at its generation), then hears the rest,
+    the whole answer and the end; the answer so far is gone from the database then."""
+    a, b = await two(replicas, stub, postgres_url, tmp_path, ADAPTER_WEBHOOK_STREAMING="true")
+    sent = await send_to(a.url, "stream-held:3", blocking=False)
+    await stub.wait_held()
+    await trio.sleep(0.5)  # the first chunk relayed, and kept
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": sent.id}}
+    events: list[dict[str, Any]] = []
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        http.stream("POST", b.url, json=body, headers={"A2A-Version": "1.1"}) as stream,
+    ):
+        with trio.fail_after(20):
+            async for line in stream.aiter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line.removeprefix("data: "))["result"])
+                    if len(events) == 1:
+                        stub.release_streams()
+    first = events[0]["task"]
+    assert first["artifacts"][-1]["parts"] == [{"text": "chunk 1 "}]
+    assert first["generation"] == "3"  # working 2, its first chunk 3
+    rest = [e["artifactUpdate"] for e in events[1:] if "artifactUpdate" in e]
+    assert rest[0]["append"] and rest[0]["artifact"]["parts"][0]["text"].startswith("chunk 2")
+    assert rest[-1]["artifact"]["parts"][0]["text"] == "chunk 1 chunk 2 chunk 3 "
+    generations = [int(next(iter(e.values()))["generation"]) for e in events[1:]]
+    assert generations == list(range(4, 4 + len(generations)))
+    with psycopg.connect(postgres_url) as connection:
+        kept = connection.execute(
+            "SELECT count(*) FROM a2a_task_relays WHERE task_id = %s", (sent.id,)
+        ).fetchone()
+    assert kept == (0,)

@@ -31,13 +31,16 @@ from typing import LiteralString
 
 import psycopg
 import trio
+from psycopg.types.json import Json
 
 from ...core.errors import StoreUnavailable
-from ...protocol.model import ArtifactUpdate, TaskEvent
+from ...protocol.errors import A2AError
+from ...protocol.model import Artifact, ArtifactUpdate, Part, TaskEvent
 from ...protocol.params import MAX_ID_CHARS
 from ..api import Listener
 from ..documents import event_of
 from ..fanout import LocalTaskEvents
+from ..relays import RelayedSoFar
 from .chunks import CHUNKS, Reassembly, chunk_payloads
 from .pool import FIRST_RETRY, LAST_RETRY, Connection, Pool, Row
 from .schema import CHANNEL
@@ -47,6 +50,8 @@ _MAX_SEQUENCE = 2**31 - 1
 #: Chunks waiting to be sent to the other replicas at most (past it, one is dropped).
 CHUNKS_QUEUED = 1024
 CHUNKS_NAME = CHUNKS.encode()
+#: The longest a turn's end waits for its chunks to be sent (`settled`), seconds.
+SETTLE_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,10 @@ class PostgresTaskEvents:
         #: This replica, as the chunks it sends name it: it skips its own when heard.
         self.origin = str(uuid.uuid4())
         self._chunks = Reassembly(self.origin)
+        self._so_far = RelayedSoFar()  # the chunks relayed here, until the task's next move
+        # Chunks queued to be sent, and sent (or dropped on the way): `settled` waits on them.
+        self._queued = self._sent = 0
+        self._progress = trio.Event()
         self._send_chunk, self._chunks_to_send = trio.open_memory_channel[ArtifactUpdate](
             CHUNKS_QUEUED
         )
@@ -83,11 +92,13 @@ class PostgresTaskEvents:
 
     def relay(self, event: ArtifactUpdate) -> None:
         # Past `_hand`: a chunk is not numbered, the move that follows it is.
-        self._by_task.relay(event)
+        self._so_far.add(event)
+        self._by_task.relay(event, keep=False)
         # To the other replicas, by `speak`; past its bound a preview is dropped (the turn's
         # end brings the whole answer).
         with suppress(trio.WouldBlock):
             self._send_chunk.send_nowait(event)
+            self._queued += 1
 
     async def speak(self) -> None:
         """Send the chunks relayed here to the other replicas, in order, until cancelled."""
@@ -100,12 +111,52 @@ class PostgresTaskEvents:
                     break
             payloads = [p for u in updates for p in chunk_payloads(self.origin, u)]
 
-            def notify(connection: Connection, payloads: list[str] = payloads) -> None:
+            def notify(
+                connection: Connection,
+                payloads: list[str] = payloads,
+                updates: list[ArtifactUpdate] = updates,
+            ) -> None:
+                for update in updates:  # kept for a subscriber who joins mid-answer
+                    connection.execute(_KEEP, _kept(update))
                 for payload in payloads:
                     connection.execute("SELECT pg_notify(%s, %s)", (CHUNKS, payload))
 
-            with suppress(StoreUnavailable):  # dropped, as above
+            with suppress(StoreUnavailable, A2AError):  # dropped, as above
                 await self._pool.run(notify)
+            self._sent += len(updates)
+            self._progress.set()
+            self._progress = trio.Event()
+
+    async def settled(self) -> None:
+        """Until the chunks queued so far are sent, SETTLE_SECONDS at most: a chunk's
+        NOTIFY then commits before the move that ends its turn, and every replica hears
+        the two in that order (one listening connection hears commits in order)."""
+        queued = self._queued
+        with trio.move_on_after(SETTLE_SECONDS):
+            while self._sent < queued:
+                await self._progress.wait()
+
+    async def relayed_so_far(self, task_id: str) -> ArtifactUpdate | None:
+        so_far = self._so_far.get(task_id)  # relayed here: the row may lag behind
+        if so_far is not None:
+            return so_far
+
+        def select(connection: Connection) -> Row | None:
+            return connection.execute(_KEPT, (task_id,)).fetchone()
+
+        row = await self._pool.run(select)
+        if row is None:
+            return None
+        artifact = Artifact(row["artifact_id"], row["name"], (Part("".join(row["pieces"])),))
+        return ArtifactUpdate(
+            task_id,
+            row["context_id"],
+            artifact,
+            row["sequence"],
+            append=False,
+            last_chunk=False,
+            relayed=row["relayed"],
+        )
 
     @contextmanager
     def subscribe(self, task_id: str, listener: Listener) -> Iterator[None]:
@@ -127,6 +178,8 @@ class PostgresTaskEvents:
     def _hand(self, event: TaskEvent) -> None:
         """To the task's listeners, unless they have had it (a NOTIFY of an event
         published here, or caught up twice)."""
+        if self._so_far:  # a move after chunks ends their turn, wherever it was made
+            self._so_far.drop(event.task_id)
         seen = self._seen.get(event.task_id)
         if seen is None or event.sequence <= seen.sequence:
             return
@@ -181,7 +234,7 @@ class PostgresTaskEvents:
         if chunk is False:
             self._ignored()
         elif isinstance(chunk, ArtifactUpdate) and chunk.task_id in self._seen:
-            self._by_task.relay(chunk)
+            self._by_task.relay(chunk, keep=False)  # the calling replica keeps it
 
     async def _catch_up(self, wanted: Mapping[str, int]) -> None:
         """Read each task's events numbered past the one given, in order, and hand them on."""
@@ -199,6 +252,40 @@ class PostgresTaskEvents:
         ]
         for event in events:
             self._hand(event)
+
+
+def _kept(update: ArtifactUpdate) -> dict[str, object]:
+    text = "".join(part.text for part in update.artifact.parts)
+    return {
+        "task": update.task_id,
+        "artifact": update.artifact.artifact_id,
+        "name": update.artifact.name,
+        "sequence": update.sequence,
+        "relayed": update.relayed,
+        "append": update.append,
+        "pieces": [Json(text)],
+    }
+
+
+# A chunk joins the answer so far (a first chunk begins it again), while its task works.
+_KEEP: LiteralString = """
+INSERT INTO a2a_task_relays AS r (task_id, artifact_id, name, sequence, relayed, pieces)
+SELECT %(task)s, %(artifact)s, %(name)s, %(sequence)s, %(relayed)s, %(pieces)s::json[]
+WHERE EXISTS (SELECT 1 FROM a2a_tasks WHERE id = %(task)s AND state = 'working')
+ON CONFLICT (task_id) DO UPDATE SET
+    pieces = CASE WHEN %(append)s AND r.artifact_id = EXCLUDED.artifact_id
+                  THEN r.pieces || EXCLUDED.pieces ELSE EXCLUDED.pieces END,
+    artifact_id = EXCLUDED.artifact_id,
+    name = EXCLUDED.name,
+    sequence = EXCLUDED.sequence,
+    relayed = EXCLUDED.relayed
+"""
+
+_KEPT: LiteralString = """
+SELECT r.artifact_id, r.name, r.sequence, r.relayed, r.pieces, t.context_id
+FROM a2a_task_relays r JOIN a2a_tasks t ON t.id = r.task_id
+WHERE r.task_id = %s
+"""
 
 
 def parse_notification(payload: bytes) -> tuple[str, int] | None:

@@ -25,6 +25,11 @@ Tables:
   `messageId`, with its fingerprint and the task it made or continued, gone with the
   task. Its primary key is what makes a retry race-free across replicas: of two replicas
   taking the same message at once, one inserts, the other finds it.
+- `a2a_task_relays` (step 4): a streamed answer under way, as its chunks have relayed it
+  so far (their texts, as JSON strings: NUL characters kept), numbered as the last; what
+  a subscriber who joins mid-answer begins with. Written by the calling replica as it
+  sends the chunks to the others, bounded as the reply is (ADAPTER_MAX_REPLY_BYTES), and
+  deleted by the move that ends the turn.
 - `relayed` (step 3), on a task and on each event: the chunks of streamed answers relayed
   before it, counted by the move that ends their turn. With the version, it makes A2A
   1.1's `generation` (protocol/model.py). A replica of step 2 leaves it as it is.
@@ -107,6 +112,19 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         """
         ALTER TABLE a2a_tasks ADD COLUMN relayed integer NOT NULL DEFAULT 0;
         ALTER TABLE a2a_task_events ADD COLUMN relayed integer NOT NULL DEFAULT 0;
+        """,
+    ),
+    (
+        4,
+        """
+        CREATE TABLE a2a_task_relays (
+            task_id text COLLATE "C" PRIMARY KEY REFERENCES a2a_tasks ON DELETE CASCADE,
+            artifact_id text NOT NULL,
+            name text NOT NULL,
+            sequence integer NOT NULL,
+            relayed integer NOT NULL,
+            pieces json[] NOT NULL
+        );
         """,
     ),
 )

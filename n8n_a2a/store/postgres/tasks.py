@@ -317,6 +317,8 @@ WITH moved AS (
     INSERT INTO a2a_sent_messages (sender, message_id, fingerprint, task_id)
     SELECT %(sender)s, %(message_id)s, %(fingerprint)s, moved.id
     FROM moved WHERE %(message_id)s::text IS NOT NULL
+), relayed_past AS (
+    DELETE FROM a2a_task_relays r USING moved WHERE r.task_id = moved.id AND %(ends)s
 )
 SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
        metadata, version, relayed, waiting, pg_notify(%(channel)s, id || ' ' || version) AS notified

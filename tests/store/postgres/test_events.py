@@ -219,3 +219,34 @@ async def test_a_chunk_relayed_on_one_replica_reaches_listeners_on_another(
         nursery.cancel_scope.cancel()
     assert heard_there == sent
     assert heard_here == sent
+
+
+async def test_a_replica_settles_its_chunks_before_a_turn_ends_and_keeps_them_for_late_comers(
+    replicas: Callable[..., PostgresTaskStore],
+) -> None:
+    """`settled` returns once the chunks relayed so far are sent (NOTIFYed, and kept for a
+    subscriber who joins mid-answer, which another replica reads back); the move that
+    ends the turn deletes what was kept."""
+    here, there = replicas(), replicas()
+    task = submitted_task()
+    await here.create(task)
+    moved = await here.move(task.id, 0, Change(TaskState.WORKING, now()))
+    assert moved is not None
+    speaking, other = PostgresTaskEvents(here.pool), PostgresTaskEvents(there.pool)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(speaking.speak)
+        for index, text in enumerate(("Yes", ", 12 \x00pallets")):
+            artifact = Artifact("answer-1", "answer", (Part(text),))
+            speaking.relay(
+                ArtifactUpdate(task.id, task.context_id, artifact, 2, index > 0, False, index)
+            )
+        with trio.fail_after(5):
+            await speaking.settled()
+        kept = await other.relayed_so_far(task.id)
+        assert kept is not None
+        assert (kept.artifact.parts[0].text, kept.generation) == ("Yes, 12 \x00pallets", 4)
+        answer = Artifact("answer-1", "answer", (Part("Yes, 12 \x00pallets"),))
+        done = await here.move(task.id, 1, Change(TaskState.COMPLETED, now(), artifacts=(answer,)))
+        assert done is not None
+        assert await other.relayed_so_far(task.id) is None
+        nursery.cancel_scope.cancel()
