@@ -161,10 +161,8 @@ class Call:
                 return [*self._free_slot(), *self._over(None)]
             case Recorded(task=task):
                 return self._over(task)
-            case StoreOut(at=at):
-                return self._store_out(at)
-            case Ready():
-                return self._ready()
+            case StoreOut() | Ready():  # the store out of reach, and a pause for it over
+                return self._store_out(event.at) if isinstance(event, StoreOut) else self._ready()
             case ReadBack(task=task):
                 return self._report(task)
             case Broke():

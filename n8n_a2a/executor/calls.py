@@ -1,17 +1,12 @@
 """The call runner: the trio driver of each turn's webhook call (its machine: call.py).
 
-Slots (slots.py) bound the calls in flight; sends past them wait in line, up to a bound
-past which they are refused. Each call runs in its own task in the server's nursery,
-which outlives the request that asked for it: a client that hangs up cancels its request
-handler, not the call. A cut of the task (CancelTask, shutdown), made anywhere, reaches
-the call through the task's events.
-
-The driver does what its call's machine says, one thing awaited at a time, and tells it
-what that came to. The machine decides what is cut, which of a reply and a cut wins, how
-long a verdict waits for a store out of reach, what each turn's end reports; the driver
-holds the cancel scopes, the slot, the task's events heard, the budget's room, the span
-and the logs. A streamed reply's text (ADAPTER_WEBHOOK_STREAMING) reaches the task's
-listeners here as it comes, chunks of the `answer` artifact that its verdict replaces.
+Slots (slots.py) bound the calls in flight; sends past them wait in line, up to a bound.
+Each call runs in its own task in the server's nursery, not in the request that asked for
+it: a client that hangs up cancels its handler, not the call. A cut of the task, made
+anywhere, reaches the call through the task's events. The driver does what the machine
+says, one thing awaited at a time, and holds the cancel scopes, the slot, the task's
+events heard, the budget's room, the span and the logs. A streamed reply's text reaches
+the task's listeners here as it comes, chunks of the `answer` artifact.
 """
 
 from __future__ import annotations
@@ -181,8 +176,7 @@ class CallRunner:
             room=self._room(task, caller, held),
         )
         self._calls[task.id] = running
-        # From now on a cut of the task, made anywhere, reaches the call.
-        running.hearing.__enter__()
+        running.hearing.__enter__()  # from now on a cut of the task, made anywhere, reaches it
         first = call.begin(running.slot.waited)
         actions: list[steps.Action] = [first]
         if isinstance(first, steps.MarkWorking):
@@ -294,29 +288,36 @@ class CallRunner:
                     return steps.StoreOut(trio.current_time())
             case steps.CallWorkflow():
                 return await self._call_workflow(running)
-            case steps.Record(verdict=verdict, known=known, answer_id=answer_id, relayed=relayed):
-                if relayed:  # its chunks go everywhere before its end
-                    await self._events.settled()
-                try:
-                    ended = await self._tasks.end(
-                        task_id, verdict, known, answer_id=answer_id, relayed=relayed
-                    )
-                    return steps.Recorded(ended)
-                except StoreUnavailable:
-                    return steps.StoreOut(trio.current_time())
+            case steps.Record():
+                return await self._record(task_id, action)
             case steps.WaitUntil(at=at):
                 await trio.sleep_until(at)
                 return steps.Ready(trio.current_time())
             case steps.Fail(why=why, relayed=relayed):
                 return steps.Recorded(await self._fail(task_id, why, relayed))
             case steps.ReadEnd():
-                try:
-                    return steps.ReadBack(await self._tasks.get(task_id))
-                except StoreUnavailable:
-                    logger.warning("task %s: its end could not be read back", task_id)
-                    return steps.ReadBack(None)
+                return await self._read_end(task_id)
             case _:
                 assert_never(action)
+
+    async def _record(self, task_id: str, action: steps.Record) -> steps.Event:
+        if action.relayed:  # its chunks go everywhere before its end
+            await self._events.settled()
+        verdict, known, answer_id = action.verdict, action.known, action.answer_id
+        try:
+            ended = await self._tasks.end(
+                task_id, verdict, known, answer_id=answer_id, relayed=action.relayed
+            )
+        except StoreUnavailable:
+            return steps.StoreOut(trio.current_time())
+        return steps.Recorded(ended)
+
+    async def _read_end(self, task_id: str) -> steps.Event:
+        try:
+            return steps.ReadBack(await self._tasks.get(task_id))
+        except StoreUnavailable:
+            logger.warning("task %s: its end could not be read back", task_id)
+            return steps.ReadBack(None)
 
     async def _call_workflow(self, running: _Running) -> steps.Event:
         started = trio.current_time()
@@ -366,10 +367,9 @@ class CallRunner:
 
     def _cut_if_ended(self, event: TaskEvent) -> None:
         """A task whose call is under way ended otherwise (cancel, shutdown): cut the call."""
-        if isinstance(event, StatusUpdate) and lifecycle.is_terminal(event.status.state):
-            running = self._calls.get(event.task_id)
-            if running is not None:
-                self._hear(running, steps.Cut())
+        ended = isinstance(event, StatusUpdate) and lifecycle.is_terminal(event.status.state)
+        if ended and (running := self._calls.get(event.task_id)) is not None:
+            self._hear(running, steps.Cut())
 
     async def drain(self, grace_seconds: float) -> Drained:
         """Let calls under way finish within the grace period, then cut the rest as failed."""
@@ -380,8 +380,8 @@ class CallRunner:
         cut = 0
         for task_id in list(self._calls):
             try:
-                relayed = self.seal(task_id)
-                if await self._tasks.end(task_id, CUT_BY_SHUTDOWN, relayed=relayed) is None:
+                cut_off = self._tasks.end(task_id, CUT_BY_SHUTDOWN, relayed=self.seal(task_id))
+                if await cut_off is None:
                     continue
                 logger.warning("shutdown cut the webhook call of task %s", task_id)
             except StoreUnavailable:
