@@ -46,7 +46,7 @@ WEBHOOK_URL = "http://127.0.0.1:9/webhook/bench"
 READY_S = 30.0
 #: Under callgrind a start is some fifty times slower.
 COUNTED_READY_S = 300.0
-#: The start's goals (issue 47): the card served within this of exec on a quiet machine
+#: The start's goals: the card served within this of exec on a quiet machine
 #: (bench/figures.py judges bench/run's ready figure by it too), and no more
 #: instructions than this (millions) from exec to the served card.
 READY_GOAL_MS = 200
