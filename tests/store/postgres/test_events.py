@@ -22,8 +22,8 @@ from n8n_a2a.protocol.model import (
 )
 from n8n_a2a.protocol.params import MAX_ID_CHARS
 from n8n_a2a.store.fanout import utc_now as now
-from n8n_a2a.store.postgres import PostgresTaskEvents, PostgresTaskStore
-from n8n_a2a.store.postgres.events import parse_notification
+from n8n_a2a.store.postgres import Pool, PostgresTaskEvents, PostgresTaskStore
+from n8n_a2a.store.postgres.events import CHUNKS_QUEUED, SETTLE_SECONDS, parse_notification
 from n8n_a2a.store.postgres.schema import CHANNEL
 from tests.support.metrics import counted
 from tests.support.tasks import submitted_task
@@ -250,3 +250,22 @@ async def test_a_replica_settles_its_chunks_before_a_turn_ends_and_keeps_them_fo
         assert done is not None
         assert await other.relayed_so_far(task.id) is None
         nursery.cancel_scope.cancel()
+
+
+async def test_chunks_past_the_queue_are_dropped_for_the_others_and_heard_here(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Nothing sends (the store out of reach, say): past CHUNKS_QUEUED the chunks are
+    dropped for the other replicas, never blocking the relay, and this replica's
+    listeners hear every one; `settled` gives up after SETTLE_SECONDS."""
+    events = PostgresTaskEvents(Pool("postgresql://127.0.0.1:1/none"))
+    task = submitted_task()
+    heard: list[TaskEvent] = []
+    with events.subscribe(task.id, heard.append):
+        for index in range(CHUNKS_QUEUED + 10):
+            artifact = Artifact("answer-1", "answer", (Part("x"),))
+            events.relay(ArtifactUpdate(task.id, task.context_id, artifact, 2, True, False, index))
+    assert len(heard) == CHUNKS_QUEUED + 10
+    started = trio.current_time()
+    await events.settled()
+    assert trio.current_time() - started == pytest.approx(SETTLE_SECONDS)
