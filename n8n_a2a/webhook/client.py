@@ -160,7 +160,7 @@ class WebhookClient:
         if resume is None:
             return _Post(self._target, self._shown_url, "n8n webhook POST")
         path, _, query = resume.partition("?")
-        shown = traces.without_query(self._shown_url.removesuffix(self._shown_path) + path)
+        shown = self._shown_url.removesuffix(self._shown_path) + path  # its path, no query
         return _Post(request_target(path, query or None), shown, "n8n resume POST", True)
 
     async def _traced(
