@@ -14,17 +14,23 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import parse_qsl
 
 import trio
 
 from ..budget import Reservation
 from ..core.errors import AtCapacity, BodyTooLarge
+from ..protocol.writing import Pieces
 
 if TYPE_CHECKING:
     # Its types only: importing hypercorn.typing imports h2's events (http/unused.py).
-    from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope
+    from hypercorn.typing import (
+        ASGIReceiveCallable,
+        ASGISendCallable,
+        HTTPResponseBodyEvent,
+        HTTPScope,
+    )
 
 
 class Fields:
@@ -89,7 +95,7 @@ class Asked:
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
 
-    async def body(self, room: Reservation | None = None) -> bytes:
+    async def body(self, room: Reservation | None = None) -> bytearray:
         """The whole body; BodyTooLarge past the bound, announced or as it comes. With a
         `room`, each piece is charged to it as it arrives: AtCapacity, once the rest was
         read and dropped, when the budget had no room for it within its wait."""
@@ -113,7 +119,8 @@ class Asked:
                 await self._charged(room, len(piece), body, more)
             if not more:
                 break
-        return bytes(body)
+        # The buffer itself: a copy would hold a large body twice.
+        return body
 
     async def _charged(self, room: Reservation, size: int, body: bytearray, more: bool) -> None:
         try:
@@ -157,15 +164,16 @@ class LastPiece(bytes):
 
 @dataclass(slots=True)
 class Answer:
-    """What a route answers: a status, headers, and a body of bytes or a stream of them."""
+    """What a route answers: a status, headers, and a body of bytes (in one piece, or a
+    JSON document's Pieces) or a stream of them."""
 
-    body: bytes | AsyncIterator[bytes] = b""
+    body: bytes | Pieces | AsyncIterator[bytes] = b""
     status: int = 200
     content_type: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def json_answer(body: bytes, status: int = 200) -> Answer:
+def json_answer(body: bytes | Pieces, status: int = 200) -> Answer:
     return Answer(body, status, "application/json")
 
 
@@ -185,6 +193,37 @@ def not_allowed(allowed: str) -> Answer:
     return answer
 
 
+def _piece_of(piece: bytes | memoryview) -> HTTPResponseBodyEvent:
+    # A view is what hypercorn's h11 takes too (it joins the event's bytes, a copy of
+    # the piece only), though its type says bytes.
+    return cast(
+        "HTTPResponseBodyEvent", {"type": "http.response.body", "body": piece, "more_body": True}
+    )
+
+
+async def _send_whole(
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes | Pieces,
+    send: ASGISendCallable,
+    room: Reservation | None,
+) -> None:
+    """A body of known length, with its Content-Length: bytes in one event, a document's
+    Pieces as slices of the buffers they hold (a file's base64 is never joined)."""
+    headers.append((b"content-length", str(len(body)).encode()))
+    if room is not None:
+        # What the answer holds beyond what is held already (a file's base64 is sent from
+        # where it is), less what a read asked for already.
+        copied = len(body) if isinstance(body, bytes) else body.copied
+        room.force(copied - room.size)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    if isinstance(body, Pieces):
+        async for piece in body:
+            await send(_piece_of(piece))
+        body = b""
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
 async def send_answer(
     answer: Answer, send: ASGISendCallable, room: Reservation | None = None
 ) -> None:
@@ -198,12 +237,8 @@ async def send_answer(
     if answer.content_type is not None:
         headers.append((b"content-type", answer.content_type.encode("latin-1")))
     body = answer.body
-    if isinstance(body, bytes):
-        headers.append((b"content-length", str(len(body)).encode()))
-        if room is not None:
-            room.force(len(body) - room.size)  # a read asked for its part already
-        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+    if isinstance(body, bytes | Pieces):
+        await _send_whole(answer.status, headers, body, send, room)
         return
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     try:

@@ -179,7 +179,7 @@ def introduction(settings: Settings) -> Answer:
     return answer
 
 
-def _introduced(error: InvalidRequest, body: bytes, settings: Settings) -> A2AError:
+def _introduced(error: InvalidRequest, body: bytes | bytearray, settings: Settings) -> A2AError:
     """The envelope's refusal; for a JSON object that is no JSON-RPC request at all (no
     `jsonrpc` or no `method`), with what to send instead."""
     if error.code is not ErrorCode.INVALID_REQUEST or not _is_not_json_rpc(body):
@@ -192,7 +192,7 @@ def _introduced(error: InvalidRequest, body: bytes, settings: Settings) -> A2AEr
     )
 
 
-def _is_not_json_rpc(body: bytes) -> bool:
+def _is_not_json_rpc(body: bytes | bytearray) -> bool:
     # Read again only on this refusal's path: parse_request read it as JSON already.
     try:
         document = json.loads(body)
@@ -208,7 +208,7 @@ async def _readable_id(asked: Asked) -> RequestId:
     return _salvage_id(await asked.opening(REFUSED_BODY_BYTES))
 
 
-def _salvage_id(body: bytes) -> RequestId:
+def _salvage_id(body: bytes | bytearray) -> RequestId:
     """The request's id, when a body sent with the wrong Content-Type is JSON-RPC anyway."""
     try:
         return jsonrpc.parse_request(body).id

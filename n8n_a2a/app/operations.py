@@ -117,7 +117,8 @@ async def _list(asked: Performing, operation: ListTasks) -> TaskPage:
     return page
 
 
-#: What an answer's JSON takes of a payload byte, about: a file's base64 is 4/3 of it.
+#: What an answer's JSON takes of a text or data byte, generously: its escapes. (A file's
+#: base64 is written from where it is held: the answer copies none of it.)
 _COPY_FACTOR = 4 / 3
 
 
@@ -125,7 +126,7 @@ async def _copied(answer: Reservation | None, tasks: tuple[Task, ...]) -> None:
     """Hold, as a read, what the answer will copy of `tasks`' payloads (the rest of its
     bytes are held as it is sent)."""
     if answer is not None:
-        size = sum(map(task_payload_bytes, tasks))
+        size = sum(task_payload_bytes(task, files=False) for task in tasks)
         await answer.grow(int(size * _COPY_FACTOR), read=True)
 
 

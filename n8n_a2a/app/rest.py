@@ -16,8 +16,8 @@ from ..protocol import rest, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode, NoRoute
 from ..protocol.http import is_json
-from ..protocol.jsonrpc import dump
 from ..protocol.model import JSONObject
+from ..protocol.writing import dump, written
 from . import admission
 from .edge import HTTP_JSON, Edge, auth_status, retry_later, traced, wire_error, wire_status
 from .exchange import Answer, Asked
@@ -77,7 +77,7 @@ class RestBinding:
             return refuse(edge, refusal, accept, method)
         caller = negotiation.caller(owner)
         held = admission.room(edge, asked, owner)
-        body = b""
+        body: bytes | bytearray = b""
         if matched.body:
             try:
                 body = await asked.body(held)
@@ -85,7 +85,7 @@ class RestBinding:
                 return refuse(edge, wire_error(large), accept, method, wire_status(large, 0))
             except AtCapacity as full:
                 return refuse(edge, wire_error(full), accept, method)  # its body was dropped
-            if body.strip() and not is_json(asked.content_type):
+            if body and not body.isspace() and not is_json(asked.content_type):
                 wrong_type = A2AError(
                     ErrorCode.CONTENT_TYPE_NOT_SUPPORTED,
                     f"Content-Type must be {rest.JSON} or {rest.MEDIA_TYPE}, not "
@@ -106,7 +106,7 @@ class RestBinding:
         except (A2AError, AdapterError) as error:
             return refuse(edge, wire_error(error), accept, method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)
-        return Answer(dump(result), content_type=rest.answer_type(accept))
+        return Answer(written(result), content_type=rest.answer_type(accept))
 
 
 def refuse(

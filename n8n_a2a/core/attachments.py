@@ -5,11 +5,12 @@ the parts cleaned of the caller's token. Pure: no I/O."""
 
 from __future__ import annotations
 
-import binascii
 import json
 from dataclasses import replace
 from typing import Any
 
+from ..protocol import base64_bytes
+from ..protocol.carving import Carved
 from ..protocol.media import Modes, media_type
 from ..protocol.model import FileContent, Part
 from .sanitising import redact, repair
@@ -44,18 +45,19 @@ def _reply_file(entry: object, modes: Modes) -> FileContent | str:
     if set(entry) != _FILE_KEYS | sources or len(sources) != 1:
         return f"has the keys {sorted(entry)}, not name, mediaType and one of base64 or url"
     name, given, source = entry["name"], entry["mediaType"], entry[sources.pop()]
-    if not isinstance(name, str) or not isinstance(given, str) or not isinstance(source, str):
+    # A long base64 is a slice of the reply (carving.py: only there; a url never is).
+    strings = (name, given, source if type(source) is not Carved else "")
+    if not all(isinstance(value, str) for value in strings):
         return "has a name, mediaType, base64 or url that is not a string"
     media = media_type(given)
     if media is None or "*" in media or not modes.gives(media):
         return f"has the media type {given[:80]!r}, not one of {', '.join(modes.outputs)}"
     if "url" in entry:
         return FileContent(name, media, url=source) if source else "has an empty url"
-    try:
-        # From the text itself: b64decode would copy it to bytes and match a pattern first.
-        return FileContent.of_bytes(name, media, binascii.a2b_base64(source, strict_mode=True))
-    except (binascii.Error, ValueError):
+    encoded = base64_bytes.parse(source, proto=False)  # n8n writes standard base64
+    if encoded is None:
         return "has a base64 that is not base64"
+    return FileContent.of_base64(name, media, encoded)
 
 
 def cleaned(parts: tuple[Part, ...], token: str | None) -> tuple[tuple[Part, ...], bool]:

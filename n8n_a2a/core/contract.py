@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import strict
+from ..protocol import carving, strict
 from ..protocol.errors import NotJSON
 from ..protocol.media import JSON, TEXT, TEXT_ONLY, Modes
 from ..protocol.model import Part
@@ -202,7 +202,7 @@ def _judge(reply: WebhookReply, allowed: _Allowed) -> Verdict:
         )
     if reply.truncated:
         return _off_contract(reply, "the reply is larger than " + _PAST.format(reply.read_limit))
-    if not reply.body.strip():
+    if not reply.body or reply.body.isspace():  # (strip() would copy a large body)
         return Verdict(
             Outcome.SILENT,
             f"The workflow returned nothing (HTTP {reply.status} with an empty body): a node "
@@ -274,11 +274,17 @@ def _resume_of(document: dict[str, Any], says: _Says, waiting_path: str) -> str 
     return resume_target(document["resumeUrl"], waiting_path)
 
 
+#: Where a reply's files' base64 is.
+_FILES_BASE64: tuple[carving.Path, ...] = (("files", None, "base64"),)
+_unique_keys = functools.partial(strict.loads, unique_keys=True)
+
+
 def _document(reply: HttpReply) -> dict[str, Any] | str:
     """The reply's JSON object, or why it is none."""
     try:
         # A key twice is refused: {"escalate": true, "escalate": false} says two things.
-        document = strict.loads(reply.body, unique_keys=True)
+        # A file's long base64 is read as a slice of the body (carving.py), never copied.
+        document = carving.loads(reply.body, _FILES_BASE64, _unique_keys).document
     except NotJSON as refused:
         return str(refused)
     except (ValueError, RecursionError):
@@ -357,7 +363,7 @@ def _excerpt(reply: HttpReply) -> tuple[str, bool]:
     return cut(redact(text, reply.subject_token), RAW_EXCERPT_CHARS), repaired
 
 
-def _is_n8n_workflow_error(body: bytes) -> bool:
+def _is_n8n_workflow_error(body: bytes | bytearray) -> bool:
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):

@@ -44,27 +44,29 @@ def payload_bytes(part: Part) -> int:
     if is_released(part):
         return 0
     if part.file is not None:
-        return len(part.file.content or b"") + len(part.file.url or "")
+        # As held: the base64 the file came in (4/3 of its bytes).
+        return len(part.file.encoded or b"") + len(part.file.url or "")
     if part.kind is PartKind.DATA:
         return len(_json(part.data).encode("utf-8", "surrogatepass"))
     return len(part.text.encode("utf-8", "surrogatepass"))
 
 
-def task_payload_bytes(task: Task) -> int:
+def task_payload_bytes(task: Task, *, files: bool = True) -> int:
     """The payload bytes a task holds: its artifacts', its history's and its status message's
-    parts (what ADAPTER_MEMORY_BUDGET counts of a kept task)."""
+    parts (what ADAPTER_MEMORY_BUDGET counts of a kept task); `files=False`: but its files',
+    which an answer writes from where they are held (protocol/writing.py), never copied."""
     messages = (*task.history, *(() if task.status.message is None else (task.status.message,)))
     parts = [part for artifact in task.artifacts for part in artifact.parts]
     parts += [part for message in messages for part in message.parts]
     # Counted once each: the answer is the status message, the last of the history and
     # an artifact, all of them the same bytes.
-    distinct = {id(_payload(part)): part for part in parts}
+    distinct = {id(_payload(part)): part for part in parts if files or part.file is None}
     return sum(payload_bytes(part) for part in distinct.values())
 
 
 def _payload(part: Part) -> object:
     if part.file is not None:
-        return part.file.content if part.file.content is not None else part.file.url
+        return part.file.encoded if part.file.encoded is not None else part.file.url
     return part.data if part.kind is PartKind.DATA else part.text
 
 

@@ -46,7 +46,7 @@ class HttpReply:
     verdict. `request_bytes`, `multipart`: the request's size and way, to read a refusal."""
 
     status: int
-    body: bytes
+    body: bytes | bytearray  # the buffer read into: a copy would hold a large reply twice
     content_type: str = ""
     location: str = ""
     truncated: bool = False

@@ -77,7 +77,7 @@ _RUNNING = (
 )
 
 
-def refused_resume(status: int, body: bytes = b"") -> str | None:
+def refused_resume(status: int, body: bytes | bytearray = b"") -> str | None:
     """What n8n's answer to a resume says, if it is a refusal to resume (None otherwise)."""
     if status == 409 and b"is running already" in body:
         return _RUNNING

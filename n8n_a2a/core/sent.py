@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.base64_bytes import Base64Bytes
 from ..protocol.errors import A2AError, quoted_id
 from ..protocol.model import Message, Part, PartKind, Role
 from .owners import Owner
@@ -46,7 +47,7 @@ def fingerprint(message: Message) -> str:
     """A digest of what makes the message that message (the module's docstring says what).
 
     Text alone (nearly every message) is the repr of its strings: canonical, and C code.
-    Any other part makes it JSON with sorted keys, then each file's bytes, each with its
+    Any other part makes it JSON with sorted keys, then each file's digest, each with its
     length first. The two begin differently: no two messages feed the same bytes."""
     parts = message.parts
     texts = tuple(part.text for part in parts if part.kind is PartKind.TEXT and _bare(part))
@@ -58,8 +59,19 @@ def fingerprint(message: Message) -> str:
     _feed(digest, _CANONICAL.encode([*ids, [_part(part) for part in parts]]).encode())
     for part in parts:
         if part.file is not None:
-            _feed(digest, part.file.content or b"")
+            _feed(digest, _file_digest(part.file.encoded))
     return digest.hexdigest()
+
+
+def _file_digest(encoded: Base64Bytes | None) -> bytes:
+    """SHA-256 of a file's base64 as held (standard and padded, however it was sent):
+    twice as fast as BLAKE2b over megabytes, where the CPU has SHA instructions."""
+    if encoded is None:
+        return b""
+    digest = hashlib.sha256()
+    for piece in encoded.pieces:
+        digest.update(piece)
+    return digest.digest()
 
 
 def _bare(part: Part) -> bool:

@@ -35,7 +35,9 @@ _FORM_BOUND = (
 )
 
 
-def size_refusal(status: int, body: bytes, request_bytes: int, multipart: bool) -> str | None:
+def size_refusal(
+    status: int, body: bytes | bytearray, request_bytes: int, multipart: bool
+) -> str | None:
     """Why the webhook refused a request of `request_bytes` (sent as multipart/form-data or
     not) for its size, without what n8n said; None when the reply is no such refusal."""
     sent = f"{'a multipart/form-data' if multipart else 'a JSON'} body of {_size(request_bytes)}"
@@ -59,7 +61,7 @@ def _size(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
 
-def _message(body: bytes) -> object:
+def _message(body: bytes | bytearray) -> object:
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):

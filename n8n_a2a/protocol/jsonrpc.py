@@ -13,9 +13,20 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from . import carving
 from .errors import ErrorCode, InvalidRequest, NotJSON, RequestId
 from .model import JSONObject
-from .strict import loads, may_hold_surrogates, unwritable, writable
+from .strict import loads, may_hold_surrogates, unwritable
+from .writing import Pieces, dump, written
+
+#: Where a request's file bytes are, on either binding (HTTP+JSON's body is the params):
+#: v1.0's part `raw`, v0.3's part `file.bytes`. A long one there is read as a slice of the
+#: body (carving.py), never copied.
+FILE_BYTES: tuple[carving.Path, ...] = tuple(
+    (*root, "message", "parts", None, *where)
+    for root in (("params",), ())
+    for where in (("raw",), ("file", "bytes"))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,9 +36,10 @@ class Request:
     params: JSONObject
 
 
-def parse_request(body: bytes) -> Request:
+def parse_request(body: bytes | bytearray) -> Request:
     """Parse one JSON-RPC request; raise InvalidRequest for anything else."""
-    document = load(body)
+    parsed = load(body)
+    document = parsed.document
     if isinstance(document, list):
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "Batch requests are not supported")
     if not isinstance(document, dict):
@@ -53,16 +65,17 @@ def parse_request(body: bytes) -> Request:
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, "'params' must be an object", request_id)
-    problem = unwritable(params, "params", text=may_hold_surrogates(body))
+    problem = unwritable(params, "params", text=may_hold_surrogates(parsed.rest))
     if problem is not None:
         raise InvalidRequest(ErrorCode.INVALID_PARAMS, problem, request_id)
     return Request(request_id, method, params)
 
 
-def load(body: bytes) -> Any:
-    """A body as strict JSON (any value); InvalidRequest -32700 for anything else."""
+def load(body: bytes | bytearray) -> carving.Parsed:
+    """A body as strict JSON (any value), its files' long base64 as slices of it;
+    InvalidRequest -32700 for anything else."""
     try:
-        return loads(body)
+        return carving.loads(body, FILE_BYTES, loads)
     except (UnicodeDecodeError, json.JSONDecodeError, NotJSON) as error:
         raise InvalidRequest(ErrorCode.PARSE_ERROR, f"Parse error: {error}") from None
     except ValueError:
@@ -75,25 +88,10 @@ def load(body: bytes) -> Any:
         raise InvalidRequest(ErrorCode.PARSE_ERROR, "Parse error: JSON nested too deeply") from None
 
 
-def result_response(request_id: RequestId, result: Any) -> bytes:
-    return dump({"jsonrpc": "2.0", "id": request_id, "result": result})
+def result_response(request_id: RequestId, result: Any) -> bytes | Pieces:
+    """The answer: its files' base64 spliced in as held (writing.py), never copied."""
+    return written({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def error_response(request_id: RequestId, error: JSONObject) -> bytes:
     return dump({"jsonrpc": "2.0", "id": request_id, "error": error})
-
-
-def dump(document: Any) -> bytes:
-    """Strict, compact JSON in UTF-8: what every answer, and every push body, is written as.
-
-    Never fails on a value a task can hold: one that JSON cannot write (a non-finite
-    number, a lone surrogate, nesting past the bound), which no check should have let in,
-    is written replaced (strict.writable) rather than failing every answer that holds it."""
-    try:
-        return _encoded(document)
-    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
-        return _encoded(writable(document))
-
-
-def _encoded(document: Any) -> bytes:
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()

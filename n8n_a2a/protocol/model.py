@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import enum
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from .base64_bytes import Base64Bytes
 from .push import PushConfig, PushOperation
 
 JSONObject = dict[str, Any]
@@ -54,24 +54,29 @@ class PartKind(enum.Enum):
 class FileContent:
     """A file: its name ("" without one), media type, and its bytes or a URL (never both).
 
-    `size` is the bytes' length. A task never keeps a file without both: a part no longer
-    kept is a marker instead (core/release.py).
+    The bytes are held as the base64 they came in and go out as (base64_bytes.py); `size`
+    is their length decoded. A task never keeps a file without both: a part no longer kept
+    is a marker instead (core/release.py).
     """
 
     name: str
     media_type: str
-    content: bytes | None = None
+    encoded: Base64Bytes | None = None
     url: str | None = None
     size: int | None = None
 
     @classmethod
     def of_bytes(cls, name: str, media_type: str, content: bytes) -> FileContent:
-        return cls(name, media_type, content=content, size=len(content))
+        return cls.of_base64(name, media_type, Base64Bytes.of_bytes(content))
+
+    @classmethod
+    def of_base64(cls, name: str, media_type: str, encoded: Base64Bytes) -> FileContent:
+        return cls(name, media_type, encoded=encoded, size=encoded.size)
 
     @property
-    def base64(self) -> str:
-        """The bytes in standard base64 ("" for a file kept without them)."""
-        return base64.b64encode(self.content or b"").decode("ascii")
+    def content(self) -> bytes | None:
+        """The bytes decoded (a copy: where bytes must be sent raw, and in tests)."""
+        return None if self.encoded is None else self.encoded.decoded()
 
 
 @dataclass(frozen=True, slots=True)

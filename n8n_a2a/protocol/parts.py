@@ -4,10 +4,11 @@ file kept without its bytes says of itself."""
 
 from __future__ import annotations
 
-import binascii
 from dataclasses import dataclass
 from typing import Any
 
+from . import base64_bytes
+from .base64_bytes import Base64Bytes
 from .errors import A2AError, ErrorCode
 from .media import JSON, TEXT, UNKNOWN, Modes, media_type
 from .model import FileContent, Part, PartKind
@@ -64,7 +65,7 @@ def file_part(part: Params, file: Params, fields: FileFields, modes: Modes) -> P
             f"{file.path} must have exactly one of {fields.content} or {fields.url}"
         )
     if content is not None:
-        found = FileContent.of_bytes(name, media, _base64(file, fields.content, content))
+        found = FileContent.of_base64(name, media, _base64(file, fields.content, content))
     else:
         found = FileContent(name, media, url=_url(file, fields.url, url))
     return Part.of_file(found, metadata_of(part))
@@ -86,23 +87,12 @@ def _check_accepted(part: Params, kind: str, media: str, modes: Modes) -> None:
         )
 
 
-# URL-safe base64's two letters, as the standard alphabet writes them.
-_URL_SAFE = str.maketrans("-_", "+/")
-
-
-def _base64(file: Params, name: str, value: object) -> bytes:
-    """Proto JSON's bytes: base64, standard or URL-safe, padded or not."""
-    if isinstance(value, str):
-        text = value.strip()
-        if "-" in text or "_" in text:
-            text = text.translate(_URL_SAFE)
-        try:
-            # Read from the text itself: b64decode would copy it to bytes first and match
-            # it against a pattern, a pass and a copy more of a 20 MiB file.
-            return binascii.a2b_base64(text + "=" * (-len(text) % 4), strict_mode=True)
-        except (binascii.Error, ValueError):
-            pass
-    raise A2AError.invalid_params(f"{file.path}.{name} must be base64")
+def _base64(file: Params, name: str, value: object) -> Base64Bytes:
+    """Proto JSON's bytes: base64, standard or URL-safe, padded or not (base64_bytes.py)."""
+    found = base64_bytes.parse(value)
+    if found is None:
+        raise A2AError.invalid_params(f"{file.path}.{name} must be base64")
+    return found
 
 
 def _url(file: Params, name: str, value: object) -> str:

@@ -14,10 +14,11 @@ from typing import Any
 
 from .codec import Codec
 from .errors import A2AError, ErrorCode, InvalidRequest, NoRoute, quoted_id
-from .jsonrpc import dump, load
+from .jsonrpc import load
 from .model import JSONObject
 from .strict import may_hold_surrogates, unwritable
 from .versions import REST_VERSION, V1, V11, negotiate
+from .writing import dump
 
 #: What the binding answers in (spec §11.1), and the A2A media type it also takes.
 JSON = "application/json"
@@ -142,7 +143,7 @@ def route(http_method: str, path: str) -> tuple[Route, tuple[str, ...]]:
 
 
 def params_of(
-    matched: Route, ids: tuple[str, ...], query: Mapping[str, str], body: bytes
+    matched: Route, ids: tuple[str, ...], query: Mapping[str, str], body: bytes | bytearray
 ) -> JSONObject:
     """The params a request makes up: its body's (or query's) fields and its path's ids.
 
@@ -159,13 +160,14 @@ def params_of(
     return params
 
 
-def _body_params(body: bytes) -> JSONObject:
-    if not body.strip():
+def _body_params(body: bytes | bytearray) -> JSONObject:
+    if not body or body.isspace():
         return {}  # a cancel or a subscribe may come without a body
-    document: Any = load(body)
+    parsed = load(body)
+    document: Any = parsed.document
     if not isinstance(document, dict):
         raise InvalidRequest(ErrorCode.INVALID_REQUEST, "The request body must be a JSON object")
-    problem = unwritable(document, "body", text=may_hold_surrogates(body))
+    problem = unwritable(document, "body", text=may_hold_surrogates(parsed.rest))
     if problem is not None:
         raise A2AError.invalid_params(problem)
     return document

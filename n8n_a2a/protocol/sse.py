@@ -12,6 +12,7 @@ import re
 from .errors import RequestId
 from .jsonrpc import error_response
 from .model import JSONObject
+from .writing import Pieces
 
 HEADERS: tuple[tuple[str, str], ...] = (
     ("Content-Type", "text/event-stream"),
@@ -26,7 +27,7 @@ HEADERS: tuple[tuple[str, str], ...] = (
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
-def event(data: bytes, name: str | None = None) -> bytes:
+def event(data: bytes | Pieces, name: str | None = None) -> bytes:
     """One event carrying `data`: a `data:` field per line of it, then a blank line; with a
     `name`, an `event:` field first (the HTTP+JSON binding's `error`).
 
@@ -34,8 +35,10 @@ def event(data: bytes, name: str | None = None) -> bytes:
     of the payload that starts with a space keeps it. A reader joins the lines with LF,
     so the payload comes back whole (a CR or CRLF in it comes back as LF).
     """
-    lines = _LINE_BREAK.split(data)
     head = b"" if name is None else b"event: " + name.encode() + b"\n"
+    if isinstance(data, Pieces):  # compact JSON: no line breaks, its files' none either
+        return b"".join((head, b"data: ", *data.buffers, b"\n\n"))
+    lines = _LINE_BREAK.split(data)
     return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .errors import NotJSON, quoted
@@ -41,15 +41,22 @@ _LONE_SURROGATE = (
 _NOT_FINITE = "is a number beyond the range of JSON numbers"
 
 
-def loads(text: bytes | str, *, unique_keys: bool = False) -> Any:
+def loads(
+    text: bytes | bytearray | str,
+    *,
+    unique_keys: bool = False,
+    parse_constant: Callable[[str], Any] | None = None,
+) -> Any:
     """json.loads with NaN, Infinity and -Infinity refused (NotJSON); `unique_keys`: a key
-    twice in an object is refused too (json.loads would keep the last one silently)."""
+    twice in an object is refused too (json.loads would keep the last one silently).
+    `parse_constant`: what reads them instead (carving.py's cut strings stand as NaN)."""
+    constant = parse_constant or _not_json
     if unique_keys:
-        return json.loads(text, parse_constant=_not_json, object_pairs_hook=_unique)
-    return json.loads(text, parse_constant=_not_json)
+        return json.loads(text, parse_constant=constant, object_pairs_hook=_unique)
+    return json.loads(text, parse_constant=constant)
 
 
-def may_hold_surrogates(body: bytes) -> bool:
+def may_hold_surrogates(body: bytes | bytearray) -> bool:
     """Whether a body's JSON may hold a lone surrogate: only through a `\\u` escape, or
     bytes past ASCII (UTF-8 with surrogates as json.loads reads it, or UTF-16 or 32). An
     ASCII body without one needs no look at its strings."""

@@ -52,7 +52,7 @@ class V03Shapes:
             document = {"kind": "data", "data": data}
         elif part.file is not None:
             file = part.file
-            content = {"uri": file.url} if file.url is not None else {"bytes": file.base64}
+            content = {"uri": file.url} if file.url is not None else {"bytes": file.encoded or ""}
             content["mimeType"] = file.media_type
             if file.name:
                 content["name"] = file.name

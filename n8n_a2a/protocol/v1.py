@@ -53,7 +53,7 @@ class V1Shapes:
             document = {"data": part.data}
         elif part.file is not None:
             file = part.file
-            document = {"url": file.url} if file.url is not None else {"raw": file.base64}
+            document = {"url": file.url} if file.url is not None else {"raw": file.encoded or ""}
             document["mediaType"] = file.media_type
             if file.name:
                 document["filename"] = file.name

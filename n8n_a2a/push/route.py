@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from ..core.lifecycle import is_terminal
-from ..protocol import jsonrpc
+from ..protocol import writing
 from ..protocol.model import StatusUpdate, Task, TaskEvent
 from ..protocol.push import PushConfig
 from ..protocol.versions import codec_for
@@ -284,7 +284,7 @@ class Route:
         if self._whole_task:
             self._phase = _Phase.READING
             return [ReadTask(self.config.task_id)]
-        self._body = jsonrpc.dump(codec_for(self.config.version).encode_stream_event(head.event))
+        self._body = writing.dump(codec_for(self.config.version).encode_stream_event(head.event))
         self._phase = _Phase.POSTING
         return [self._post()]
 
@@ -297,7 +297,7 @@ class Route:
         if task.version <= self._sent_version:
             return self._done(Report(Result.COALESCED, logged=False), read.at)
         self._sent_version = task.version
-        self._body = jsonrpc.dump(codec_for(self.config.version).encode_task(task))
+        self._body = writing.dump(codec_for(self.config.version).encode_task(task))
         self._phase = _Phase.POSTING
         return [self._post()]
 

@@ -9,11 +9,12 @@ file with empty bytes.
 
 from __future__ import annotations
 
-import base64
 from datetime import datetime
 from typing import Any
 
 from ..core.release import Released, released
+from ..protocol import base64_bytes
+from ..protocol.base64_bytes import Base64Bytes
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
@@ -58,7 +59,7 @@ def part_of(doc: JSONObject, bare: Released = Released.BUDGET) -> Part:
 def _file_doc(file: FileContent) -> JSONObject:
     doc: JSONObject = {"name": file.name, "mediaType": file.media_type}
     for key, value in (
-        ("base64", None if file.content is None else file.base64),
+        ("base64", None if file.encoded is None else file.encoded.text()),
         ("url", file.url),
         ("size", file.size),
     ):
@@ -72,10 +73,18 @@ def _file_of(doc: JSONObject) -> FileContent:
     return FileContent(
         doc["name"],
         doc["mediaType"],
-        content=None if content is None else base64.b64decode(content),
+        encoded=None if content is None else _stored_base64(content),
         url=doc.get("url"),
         size=doc.get("size"),
     )
+
+
+def _stored_base64(content: str) -> Base64Bytes:
+    """A file's base64 as this module wrote it (standard, padded): checked all the same."""
+    found = base64_bytes.parse(content)
+    if found is None:
+        raise ValueError("a stored file's base64 is not base64")
+    return found
 
 
 def message_doc(message: Message) -> JSONObject:

@@ -30,20 +30,26 @@ def encoded_size(task: Task) -> int:
     for message in messages:
         strings += (message.message_id, message.task_id, message.context_id, message.metadata)
         strings += map(_part_strings, message.parts)
-        size += _MESSAGE_BYTES + _PART_BYTES * len(message.parts)
+        size += _MESSAGE_BYTES + _PART_BYTES * len(message.parts) + _base64_size(message.parts)
     for artifact in task.artifacts:
         strings += (artifact.artifact_id, artifact.name)
         strings += map(_part_strings, artifact.parts)
-        size += _MESSAGE_BYTES + _PART_BYTES * len(artifact.parts)
+        size += _MESSAGE_BYTES + _PART_BYTES * len(artifact.parts) + _base64_size(artifact.parts)
     return size + len(json.dumps(strings, ensure_ascii=False).encode())
 
 
+def _base64_size(parts: tuple[Part, ...]) -> int:
+    """What the parts' files take as base64, written as it is held, with its quotes."""
+    return sum(len(part.file.encoded) + 2 for part in parts if part.file and part.file.encoded)
+
+
 def _part_strings(part: Part) -> object:
-    """What of a part goes on the wire as written: its text, metadata, data and file."""
+    """What of a part goes on the wire as written: its text, metadata, data and file's
+    name, type and URL."""
     file = part.file
     if file is None:
         return (part.text, part.metadata, part.data)
-    return (part.metadata, file.name, file.media_type, file.url, file.base64)
+    return (part.metadata, file.name, file.media_type, file.url)
 
 
 def list_order(task: Task) -> tuple[datetime, str]:

@@ -24,6 +24,7 @@ from ..auth.caller import Caller
 from ..config import Settings
 from ..core.replies import HttpReply, Outcome, TransportFailure, WebhookReply
 from ..observability import traces
+from ..protocol.writing import Pieces
 from .errors import ConnectError, NetworkError, ProtocolError
 from .form import FormBody
 from .http11 import field_lines, request_target
@@ -31,8 +32,9 @@ from .pool import StackPool, request_url
 from .reading import Relay, ReplyRoom
 from .request import WebhookRequest
 
-#: What is POSTed: the JSON body, or the multipart/form-data one (ADAPTER_WEBHOOK_FILES).
-Body = bytes | FormBody
+#: What is POSTed: the JSON body (its files' base64 as Pieces), or the multipart/form-data
+#: one (ADAPTER_WEBHOOK_FILES).
+Body = bytes | Pieces | FormBody
 
 # The most of a compressed reply read as sent, in ADAPTER_MAX_REPLY_BYTES (the most read
 # decoded): a stream that decodes to little or nothing (padding, empty blocks) must not
@@ -270,7 +272,7 @@ class WebhookClient:
                 )
             return HttpReply(
                 status=reply.status,
-                body=bytes(received),
+                body=received,
                 content_type=reply.header(b"content-type"),
                 location=reply.header(b"location"),
                 truncated=truncated,

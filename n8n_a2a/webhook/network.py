@@ -43,7 +43,7 @@ class WebhookStream:
         self._stream = stream
         self._socket = socket
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes | memoryview) -> None:
         try:
             await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as error:

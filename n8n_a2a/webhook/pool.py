@@ -28,8 +28,8 @@ KEEPALIVE_EXPIRY = 5.0
 #: not copied.
 JOINED_BODY_BYTES = 64 * 1024
 
-#: A request's body: bytes, or pieces that know their length (webhook/form.py's FormBody).
-Body = bytes | AsyncIterable[bytes]
+#: A request's body: bytes, or pieces that know their length (a FormBody, a JSON body's Pieces).
+Body = bytes | AsyncIterable[bytes | memoryview]
 #: How the pool opens a connection (network.py's open_stream; a fake network in tests).
 Dial = Callable[[Origin, ssl.SSLContext | None], Awaitable[WebhookStream]]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..core.sanitising import repair
 from ..protocol.model import FileContent, JSONObject, Part, PartKind
+from ..protocol.writing import Pieces, written
 from .form import FormBody, FormFile, file_field, form_body
 
 
@@ -27,13 +27,14 @@ class WebhookRequest:
     #: POSTed there, on the webhook's origin, instead of to the webhook. Never shown.
     resume: str | None = field(default=None, repr=False)
 
-    def body(self) -> bytes:
+    def body(self) -> bytes | Pieces:
         """The JSON body. About as long as the A2A request it came in (which
-        ADAPTER_MAX_BODY_BYTES bounds): a file's base64 as it came, re-padded, and a few
-        keys for each of at most MAX_ATTACHMENTS data and file parts."""
+        ADAPTER_MAX_BODY_BYTES bounds): a file's base64 as it came, re-padded, spliced in
+        as it is held (never copied), and a few keys for each of at most MAX_ATTACHMENTS
+        data and file parts. A lone surrogate (JSON's "\ud83d" in the caller's text),
+        which has no UTF-8, is written as U+FFFD."""
         files = [_file_entry(part.file) for part in self.parts if part.file is not None]
-        # A lone surrogate (JSON's "\ud83d" in the caller's text) has no UTF-8.
-        return repair(self._document(files))[0].encode()
+        return written(self._request(files))
 
     def form(self, boundary: str = "") -> FormBody:
         """The multipart/form-data body (ADAPTER_WEBHOOK_FILES=multipart): the JSON
@@ -48,10 +49,12 @@ class WebhookRequest:
             field = file_field(len(sent))
             entries.append(_form_entry(file, field))
             sent.append(FormFile(field, file.name, file.media_type, file.content))
-        return form_body(self._document(entries), tuple(sent), boundary)
+        # Compact: data comes back no longer than the caller wrote it.
+        document = json.dumps(self._request(entries), ensure_ascii=False, separators=(",", ":"))
+        return form_body(document, tuple(sent), boundary)
 
-    def _document(self, files: list[JSONObject]) -> str:
-        """The request as JSON text, `files` its file entries."""
+    def _request(self, files: list[JSONObject]) -> JSONObject:
+        """The request, `files` its file entries."""
         request: JSONObject = {
             "text": self.text,
             "taskId": self.task_id,
@@ -64,8 +67,7 @@ class WebhookRequest:
             request["data"] = data
         if files:
             request["files"] = files
-        # Compact: data comes back no longer than the caller wrote it.
-        return json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+        return request
 
 
 def _file_entry(file: FileContent) -> JSONObject:
@@ -74,11 +76,11 @@ def _file_entry(file: FileContent) -> JSONObject:
     if file.url is not None:
         entry["url"] = file.url
     else:
-        entry["base64"] = file.base64
+        entry["base64"] = file.encoded or ""
     return entry
 
 
 def _form_entry(file: FileContent, field: str) -> JSONObject:
     """`{name, mediaType, size, field}`: a file sent as the form file of `field`."""
-    size = len(file.content or b"")
+    size = file.size or 0
     return {"name": file.name, "mediaType": file.media_type, "size": size, "field": field}

@@ -12,6 +12,7 @@ from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import FileContent, Message, Part, Role
 
 PNG = FileContent.of_bytes("scan.png", "image/png", b"\x89PNG" * 100)
+OTHER_BYTES = FileContent.of_bytes("scan.png", "image/png", b"x")
 MESSAGE = Message(
     "m-1",
     Role.USER,
@@ -40,7 +41,7 @@ def test_the_same_message_has_the_same_fingerprint() -> None:
         replace(MESSAGE, parts=MESSAGE.parts[:2]),
         replace(MESSAGE, parts=(Part("order 31 pallets", {"k": 1}), *MESSAGE.parts[1:])),
         replace(MESSAGE, parts=(Part("order 30 pallets", {"k": 2}), *MESSAGE.parts[1:])),
-        replace(MESSAGE, parts=(*MESSAGE.parts[:2], Part.of_file(replace(PNG, content=b"x")))),
+        replace(MESSAGE, parts=(*MESSAGE.parts[:2], Part.of_file(OTHER_BYTES))),
         replace(MESSAGE, parts=(*MESSAGE.parts[:2], Part.of_file(replace(PNG, name="b.png")))),
         replace(MESSAGE, task_id="t-1"),
         replace(MESSAGE, context_id="c-1"),

@@ -40,4 +40,5 @@ def test_a_messages_text_is_its_text_parts_one_a_line() -> None:
 
 def test_a_file_of_bytes_knows_its_size_and_base64() -> None:
     file = FileContent.of_bytes("p.png", "image/png", b"\x89PNG")
-    assert (file.size, file.base64) == (4, "iVBORw==")
+    assert file.encoded is not None
+    assert (file.size, file.encoded.text()) == (4, "iVBORw==")

@@ -4,6 +4,7 @@ and written so that the official clients parse them (a2a_pb2 strictly, the v0.3 
 from __future__ import annotations
 
 import base64
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from n8n_a2a.protocol.model import (
     Artifact,
     ArtifactUpdate,
     FileContent,
+    JSONObject,
     Message,
     Part,
     PartKind,
@@ -32,6 +34,7 @@ from n8n_a2a.protocol.model import (
 from n8n_a2a.protocol.params import MAX_ID_CHARS
 from n8n_a2a.protocol.parts import MAX_ATTACHMENTS, MAX_URL_CHARS
 from n8n_a2a.protocol.versions import V03, V1
+from n8n_a2a.protocol.writing import dump
 
 MOMENT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 OPEN = Modes(("text/plain", "application/json", "text/csv", "image/png"), ("text/plain",))
@@ -225,6 +228,11 @@ RELEASED = {
 }
 
 
+def on_the_wire(document: JSONObject) -> Any:
+    """The document as a client reads it: its files' base64 spliced in (writing.py)."""
+    return json.loads(dump(document))
+
+
 def a_task_with_parts() -> Task:
     upload = Part.of_file(
         FileContent.of_bytes("scan.png", "image/png", bytes(8)), {"from": "bridge"}
@@ -243,7 +251,7 @@ def a_task_with_parts() -> Task:
 
 
 def test_v1_data_and_files_parse_strictly_in_the_sdk() -> None:
-    document = V1.encode_task(a_task_with_parts())
+    document = on_the_wire(V1.encode_task(a_task_with_parts()))
     task = json_format.ParseDict(document, a2a_pb2.Task())
     user_parts = task.history[0].parts
     # An upload the task no longer keeps is a text part, never a file of no bytes: the
@@ -263,7 +271,7 @@ def test_v1_data_and_files_parse_strictly_in_the_sdk() -> None:
 
 
 def test_v03_data_and_files_validate_in_the_v03_models() -> None:
-    document = V03.encode_task(a_task_with_parts())
+    document = on_the_wire(V03.encode_task(a_task_with_parts()))
     task = v03_types.Task.model_validate(document)
     assert task.model_dump(mode="json", by_alias=True, exclude_none=True) == document
     user_parts = [part.root for part in task.history[0].parts]  # type: ignore[index]
@@ -288,7 +296,7 @@ def test_v03_data_and_files_validate_in_the_v03_models() -> None:
 def test_a_file_artifact_update_parses(codec: Codec) -> None:
     file = FileContent.of_bytes("a.png", "image/png", PNG)
     update = ArtifactUpdate("t-1", "c-1", Artifact("a-1", "a.png", (Part.of_file(file),)), 1)
-    result = codec.encode_stream_event(update)
+    result = on_the_wire(codec.encode_stream_event(update))
     if codec is V1:
         parsed = json_format.ParseDict(result, a2a_pb2.StreamResponse())
         assert parsed.artifact_update.artifact.parts[0].raw == PNG

@@ -12,7 +12,7 @@ from a2a.compat.v0_3 import conversions
 from a2a.compat.v0_3 import types as v03_types
 from a2a.types import a2a_pb2
 
-from n8n_a2a.protocol import jsonrpc
+from n8n_a2a.protocol import jsonrpc, writing
 from n8n_a2a.protocol.errors import A2AError, ErrorCode
 from n8n_a2a.protocol.model import (
     Message,
@@ -163,7 +163,7 @@ def test_v03_stream_events_are_kind_tagged() -> None:
 
 def test_v03_final_comes_last_in_a_status_update() -> None:
     update = replace(status_update(TaskState.COMPLETED), metadata={"outcome": "ANSWERED"})
-    assert jsonrpc.dump(V03.encode_stream_event(update)) == (
+    assert writing.dump(V03.encode_stream_event(update)) == (
         b'{"kind":"status-update","taskId":"t-1","contextId":"c-1",'
         b'"status":{"state":"completed","timestamp":"2026-11-29T18:34:32.062Z"},'
         b'"metadata":{"outcome":"ANSWERED"},"final":true}'

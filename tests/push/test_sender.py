@@ -168,7 +168,7 @@ class FakeConnection(WebhookStream):
         self.sent = b""
         self.answered = False
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes | memoryview) -> None:
         self.sent += data
 
     async def receive(self) -> bytes:

@@ -60,14 +60,14 @@ def test_data_and_files_join_the_body_in_order_only_when_present() -> None:
         Part.of_data([1]),
         Part.of_file(FileContent("r.csv", "text/csv", url="https://files.example/r.csv")),
     )
-    body = json.loads(WebhookRequest("see", "t-1", "c-1", "m-1", "s", parts).body())
+    body = json.loads(bytes(WebhookRequest("see", "t-1", "c-1", "m-1", "s", parts).body()))
     assert body["text"] == "see"
     assert body["data"] == [{"sku": "F-1"}, [1]]
     assert body["files"] == [
         {"name": "", "mediaType": "image/png", "base64": "iVBORw=="},
         {"name": "r.csv", "mediaType": "text/csv", "url": "https://files.example/r.csv"},
     ]
-    plain = json.loads(WebhookRequest("hi", "t-1", "c-1", "m-1", "s", (Part("hi"),)).body())
+    plain = json.loads(bytes(WebhookRequest("hi", "t-1", "c-1", "m-1", "s", (Part("hi"),)).body()))
     assert "data" not in plain and "files" not in plain
 
 
@@ -213,7 +213,7 @@ async def test_every_reply_carries_the_token_for_its_verdict(stub: StubWebhook) 
 
 def test_a_lone_surrogate_in_the_text_reaches_the_workflow_as_u_fffd() -> None:
     body = request("flour \ud83d").body()
-    assert json.loads(body)["text"] == "flour \ufffd"
+    assert json.loads(bytes(body))["text"] == "flour \ufffd"
 
 
 def multipart_parts() -> tuple[Part, ...]:

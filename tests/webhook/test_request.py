@@ -15,7 +15,7 @@ def test_the_body_holds_the_text_the_ids_and_the_data_and_files() -> None:
         Part.of_file(FileContent.of_bytes("a.csv", "text/csv", b"x,y")),
     )
     request = WebhookRequest("hi", "t-1", "c-1", "m-1", "check", parts)
-    assert json.loads(request.body()) == {
+    assert json.loads(bytes(request.body())) == {
         "text": "hi",
         "taskId": "t-1",
         "contextId": "c-1",
