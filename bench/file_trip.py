@@ -30,15 +30,15 @@ MEDIA_TYPE = "application/octet-stream"
 NONE: Sample = {"file_ms": None, "file_cpu_ms": None}
 
 
-def _content() -> bytes:
+def payload() -> bytes:
     """FILE_BYTES that do not compress, the same every run."""
     return hashlib.shake_256(b"n8n-a2a bench file").digest(FILE_BYTES)
 
 
-def send_body(content: bytes) -> bytes:
-    """A v1.0 blocking SendMessage: the marker's text and the file."""
+def send_body(content: bytes, text: str = FILE_MARKER.decode()) -> bytes:
+    """A v1.0 blocking SendMessage: the text (by default the marker's) and the file."""
     file = {"raw": base64.b64encode(content).decode(), "mediaType": MEDIA_TYPE}
-    parts = [{"text": FILE_MARKER.decode()}, {**file, "filename": "bench.bin"}]
+    parts = [{"text": text}, {**file, "filename": "bench.bin"}]
     message = {"role": "ROLE_USER", "messageId": MESSAGE_ID, "parts": parts}
     return rpc_body("SendMessage", {"message": message})
 
@@ -79,7 +79,7 @@ def _complete(received: bytearray) -> bool:
     return found is not None and len(received) - end - 4 >= int(found[1])
 
 
-def _files_in(document: Any) -> list[str]:
+def files_in(document: Any) -> list[str]:
     """The digests of the files an answer carries: a task's artifacts, or the contract's
     `files` (the stub's own answer)."""
     if "result" in document:
@@ -94,7 +94,7 @@ def round_trips(port: int, count: int, pid: int | None, *, direct: bool = False)
     """`count` round trips one after another, after one untimed when more are asked than
     one (--smoke asks one): the median ms of one, and the server `pid`'s CPU ms per round
     trip (none for the stub called directly)."""
-    content = _content()
+    content = payload()
     digest = hashlib.sha256(content).hexdigest()
     if direct:
         path, body, headers = "/webhook/bench", webhook_body(content), JSON_HEADERS
@@ -110,7 +110,7 @@ def round_trips(port: int, count: int, pid: int | None, *, direct: bool = False)
             seconds.append(time.perf_counter() - began)
             used += (cpu_seconds_of(pid) if pid else 0.0) - cpu
         try:
-            whole = _files_in(json.loads(reply)) == [digest]
+            whole = files_in(json.loads(reply)) == [digest]
         except (ValueError, KeyError, TypeError):
             whole = False
         if not whole:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from big_file import peaks
 from figures import Sample
 from file_trip import round_trips
 from loads import Load, errors_of, inflight, rate, wrk
@@ -77,6 +78,8 @@ def measure(
             sample.update(_at_concurrency("stream", load, settings, process.pid, stream=True))
         sample.update(_file_trips(port, settings, process.pid, say))
     sample.update(_streamed(target, settings, webhook_url, logs, store_url, say))
+    if not target.shared_store:
+        sample.update(peaks(target, settings, webhook_url, logs, say))
     return sample
 
 

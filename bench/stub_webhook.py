@@ -9,7 +9,9 @@ answers in its `streaming` response mode, a chunked reply of JSON lines: `begin`
 STREAM_ITEMS `item` lines STREAM_SPACING seconds apart, then `end`. Each item's content is
 `@<time.monotonic_ns() as it was written>;`, so a client on the same machine reads how
 long each took to reach it. A body containing FILE_MARKER is answered with the files it
-carries (the contract's `files`) as the reply's files: a file's round trip. A GET, any
+carries (the contract's `files`) as the reply's files: a file's round trip; one holding
+REPLY_MARKER and a size (`bench-reply:20971520`) with one file of that many bytes, the
+same every time (`big_file`'s). A GET, any
 path, is answered with how many POSTs the process has answered (`{"posts": N}`): run as a
 push receiver, the stub tells the bench what was delivered; it also says when the last
 slow POST reached it (`time.monotonic()`, the clock every process here shares), which
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import hashlib
 import json
 import signal
 import time
@@ -32,6 +36,8 @@ SLOW_MARKER = b"bench-slow"
 STREAM_MARKER = b"bench-stream"
 #: A message text containing this makes the stub answer the files it got as its own.
 FILE_MARKER = b"bench-file"
+#: A message text containing this and a size makes the stub answer a file of that size.
+REPLY_MARKER = b"bench-reply:"
 STREAM_ITEMS = 50
 STREAM_SPACING = 0.010
 ANSWER = b'{"answer":"ok","escalate":false}'
@@ -91,6 +97,8 @@ class _Webhook(asyncio.Protocol):
             self._stream()
         elif FILE_MARKER in body:
             self._write_now(_files_back(body))
+        elif REPLY_MARKER in body:
+            self._write_now(_big_file(body))
         elif SLOW_MARKER in body:
             _Webhook.slow_last = time.monotonic()
             self._answer(self._slow)
@@ -153,6 +161,22 @@ def _files_back(body: bytes) -> bytes:
     """The response whose reply files are the request's files."""
     files = json.loads(body).get("files", [])
     answer = json.dumps({"answer": "ok", "escalate": False, "files": files}).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return head % len(answer) + answer
+
+
+def big_file(size: int) -> bytes:
+    """`size` bytes that do not compress, the same for the stub and the checker."""
+    return hashlib.shake_256(b"n8n-a2a bench big file").digest(size)
+
+
+def _big_file(body: bytes) -> bytes:
+    """The response whose reply file has the size the message asks (REPLY_MARKER)."""
+    at = body.index(REPLY_MARKER) + len(REPLY_MARKER)
+    size = int(body[at : at + 12].split(b'"')[0])
+    file = {"name": "big.bin", "mediaType": "application/octet-stream"}
+    file["base64"] = base64.b64encode(big_file(size)).decode()
+    answer = json.dumps({"answer": "ok", "escalate": False, "files": [file]}).encode()
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
     return head % len(answer) + answer
 

@@ -43,6 +43,8 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("chunk_block_cpu_ms", "cpu/chunk block ms", "{:.3f}"),
     ("file_ms", "file 5 MiB ms", "{:.0f}"),
     ("file_cpu_ms", "cpu/file 5 MiB ms", "{:.0f}"),
+    ("upload_peak_mib", "up 20 MiB peak MiB", "{:.0f}"),
+    ("reply_peak_mib", "reply 20 MiB peak MiB", "{:.0f}"),
 ]
 
 

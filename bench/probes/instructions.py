@@ -12,6 +12,8 @@ its plain JSON reply, each at concurrency 1 and 64:
   against the goal of at most 4.5 million a send (PASS or FAIL on the targets line);
 - a streaming SendStreamingMessage over JSON-RPC, its Server-Sent Events read to the
   stream's end (the task's terminal update): per streaming send;
+- a file's round trip (file_trip.py): a blocking JSON-RPC send carrying a file of 5 MiB,
+  which the stub answers back as its reply file, at concurrency 1: per round trip;
 - a push delivery: blocking JSON-RPC sends each carrying a push config inline
   (`taskPushNotificationConfig`, its URL a second stub on 127.0.0.1, which
   ADAPTER_PUSH_ALLOW_HOSTS lets through, answering each POST 200 at once and counting
@@ -23,18 +25,24 @@ its plain JSON reply, each at concurrency 1 and 64:
 
 With a second adapter, a row of ratios (this checkout over it) for every load; the
 streaming send and the push delivery are judged by that ratio, against the blocking
-send's cut from 8c92316 to the goal (at most 0.58 of the other adapter's count, for an
-`--adapter before=` of 8c92316). Python's hash seed is fixed: dict layouts do not move
-the count.
+send's cut from 8c92316 to its goal then (at most 0.58 of the other adapter's count, for
+an `--adapter before=` of 8c92316). With `--sdk`, the a2a-sdk 1.3.0 server of
+bench/sdk_server.py is counted too, with the loads it serves (no push: its card has
+none), and a row of ratios over it: the file's round trip is judged by that one, at most
+half the SDK server's count. Python's hash seed is fixed: dict layouts do not move the
+count.
 
 Needs valgrind (Debian: apt-get install valgrind). Some 8 minutes per adapter at the
-default --sends: callgrind runs the adapter about 50 times slower. Runs in the dev venv:
+default --sends: callgrind runs the adapter about 50 times slower. Runs in the dev venv,
+or with --sdk in bench/run's (which has the SDK server's uvicorn):
     .venv/bin/python bench/probes/instructions.py --adapter before=/tmp/old-checkout
+    ~/.cache/n8n-a2a/bench-venv/bin/python bench/probes/instructions.py --sdk
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -48,9 +56,10 @@ from pathlib import Path
 import _tool  # noqa: F401  (bench/ on sys.path: the tool's modules)
 import httpx
 import trio
+from file_trip import FILE_BYTES, payload, send_body
 from procs import free_port, pinned, settle, stop
 from settings import BENCH, CHECKOUT
-from targets import Target, server_command
+from targets import CARD_PATH, Target, server_command
 from wire import (
     A2A_HEADERS,
     REST_SEND_PATH,
@@ -62,7 +71,9 @@ from wire import (
 
 SERVER_CORE, CLIENT_CORE = "0", "1"
 #: The goal: at most this many million instructions a blocking send, at every load.
-GOAL_M = 4.5
+GOAL_M = 3.0
+#: The goal for a file's round trip: at most this share of the SDK server's count.
+FILE_GOAL = 0.5
 #: The goal for the others, as a ratio to the adapter before the cut: the blocking send's
 #: own, 4.5 M of 7.8 M at 8c92316.
 RATIO_GOAL = 0.58
@@ -70,6 +81,10 @@ RATIO_GOAL = 0.58
 READY_S = 300.0
 #: Under valgrind, how long a load's pushes may take to arrive once its sends are answered.
 DELIVERED_S = 600.0
+
+
+#: The a2a-sdk 1.3.0 server (bench/sdk_server.py), with --sdk.
+SDK = Target("sdk", "sdk")
 
 
 class NotServed(Exception):
@@ -90,11 +105,13 @@ class Load:
     #: A push load: the blocking load whose count a send is taken off this one's, leaving
     #: its POSTs' (counted by the receiver).
     minus: str = ""
+    #: A file's round trip: every answer must carry the file back.
+    file: bool = False
 
     @property
     def blocking(self) -> bool:
         """A blocking send's count, judged against GOAL_M (the others by ratio)."""
-        return not self.streamed and not self.minus
+        return not self.streamed and not self.minus and not self.file
 
     def warm_up(self) -> Load:
         """The same sends, twice as many as at once: connections opened, paths seen once."""
@@ -115,7 +132,12 @@ def loads(sends: int, push_url: str) -> list[Load]:
         Load("stream c=64", "/", stream, sends, 64, streamed=True),
         Load("push c=1", "/", pushed, few, 1, minus="jsonrpc c=1"),
         Load("push c=64", "/", pushed, sends, 64, minus="jsonrpc c=64"),
+        Load(FILE_LOAD, "/", send_body(payload()), max(sends // 40, 4), 1, file=True),
     ]
+
+
+#: The file's round trip, judged against the SDK server's count.
+FILE_LOAD = "file 5 MiB c=1"
 
 
 async def _send_all(port: int, load: Load) -> None:
@@ -142,6 +164,7 @@ async def _send_all(port: int, load: Load) -> None:
                     reply.status_code != 200
                     or stream != load.streamed
                     or "TASK_STATE_COMPLETED" not in reply.text
+                    or (load.file and len(reply.content) < FILE_BYTES)
                 ):
                     raise RuntimeError(f"{load.name}: {reply.status_code} {reply.text[:300]}")
 
@@ -261,7 +284,8 @@ def under_callgrind(target: Target, webhook_url: str, cache_sim: bool) -> Iterat
     )
     try:
         deadline = time.perf_counter() + READY_S
-        while http_get_status(port, "/healthz") != 200:
+        ready = "/healthz" if target.kind == "adapter" else CARD_PATH
+        while http_get_status(port, ready) != 200:
             if process.poll() is not None or time.perf_counter() > deadline:
                 raise RuntimeError(f"{target.name} did not start; see {workdir}/adapter.log")
             time.sleep(0.5)
@@ -289,7 +313,12 @@ def measure(
     with under_callgrind(target, webhook_url, cache_sim) as adapter:
         for load in loads(sends, receiver.url("/push")):
             since = receiver.posts()
-            if not _warmed(adapter.port, load.warm_up()) or load.minus not in {"", *per_send}:
+            pushes = bool(load.minus) and target.kind == "sdk"  # its card has none
+            if (
+                pushes
+                or not _warmed(adapter.port, load.warm_up())
+                or load.minus not in {"", *per_send}
+            ):
                 figures[load.name] = "-"
                 continue
             if load.minus:
@@ -342,11 +371,14 @@ def ratios(after: dict[str, str], before: dict[str, str]) -> dict[str, str]:
 
 
 def report(rows: dict[str, dict[str, str]], names: list[str], blocking: set[str]) -> None:
-    """The table: a row per adapter, a row of ratios of the first over each other one, the
-    goals; then the targets lines, blocking loads by GOAL_M, the others by the ratio."""
+    """The table: a row per adapter (and the SDK server), a row of ratios of the first
+    over each other one, the goals; then the targets lines: an adapter's blocking loads by
+    GOAL_M, the others by the ratio over another adapter, the file's round trip by the
+    ratio over the SDK server (FILE_GOAL)."""
     first, *others = rows
     ratio_rows = {f"{first}/{other}": ratios(rows[first], rows[other]) for other in others}
     goals = {n: f"<= {GOAL_M:g}" if n in blocking else f"<= {RATIO_GOAL:g}x" for n in names}
+    goals[FILE_LOAD] = f"<= {FILE_GOAL:g}x sdk"
     lines = {**rows, **ratio_rows, "goal": goals}
     width = max(len(name) for name in lines)
     column = max(len(name) for name in names) + 2
@@ -356,9 +388,13 @@ def report(rows: dict[str, dict[str, str]], names: list[str], blocking: set[str]
     for line, figures in lines.items():
         print(line.ljust(width) + "".join(f"{figures[n]:>{column}}" for n in names))
     for target, figures in rows.items():
-        print(verdict(target, {n: figures[n] for n in names if n in blocking}))
+        if target != SDK.name:
+            print(verdict(target, {n: figures[n] for n in names if n in blocking}))
     for line, figures in ratio_rows.items():
-        judged = {n: figures[n] for n in names if n not in blocking}
+        if line.endswith("/" + SDK.name):
+            print(verdict(line, {FILE_LOAD: figures[FILE_LOAD]}, FILE_GOAL, "x"))
+            continue
+        judged = {n: figures[n] for n in names if n not in blocking and n != FILE_LOAD}
         print(verdict(line, judged, RATIO_GOAL, "x"))
 
 
@@ -376,10 +412,15 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=320, help="sends per load at c=64")
     parser.add_argument("--adapter", type=_target, action="append", default=[])
     parser.add_argument("--cache-sim", action="store_true", help="also count LL cache misses")
+    parser.add_argument("--sdk", action="store_true", help="also count the a2a-sdk server")
     arguments = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("bench/probes/instructions.py needs valgrind: apt-get install valgrind")
     targets = [Target("n8n-a2a", "adapter", CHECKOUT), *arguments.adapter]
+    if arguments.sdk:
+        if importlib.util.find_spec("uvicorn") is None:
+            sys.exit("--sdk runs the SDK server on this venv's uvicorn: use bench/run's venv")
+        targets.append(SDK)
     with Stub() as webhook, Stub() as receiver:
         rows = {
             target.name: measure(
