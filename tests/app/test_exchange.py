@@ -6,8 +6,10 @@ from typing import Any
 import pytest
 import trio
 
-from n8n_a2a.app.exchange import Answer, Fields, LastPiece, not_allowed, send_answer
+from n8n_a2a.app.exchange import Answer, Fields, LastPiece, json_answer, not_allowed, send_answer
 from n8n_a2a.core.errors import BodyTooLarge
+from n8n_a2a.protocol.base64_bytes import Base64Bytes
+from n8n_a2a.protocol.writing import SLICE_BYTES, Pieces, written
 from tests.support.asgi import asked
 
 
@@ -51,6 +53,28 @@ async def test_an_answer_of_bytes_goes_with_its_length_and_its_type() -> None:
     assert (b"content-type", b"application/json") in start["headers"]
     assert (b"content-length", str(len(body["body"])).encode()) in start["headers"]
     assert body["more_body"] is False
+
+
+async def test_an_answer_holding_a_file_goes_in_views_of_its_buffers() -> None:
+    sent: list[Any] = []
+
+    async def send(event: Any) -> None:
+        sent.append(event)
+
+    file = Base64Bytes.of_bytes(bytes(3 * SLICE_BYTES))  # base64: four slices
+    body = written({"raw": file})
+    assert isinstance(body, Pieces)
+    await send_answer(json_answer(body), send)
+    start, *pieces, end = sent
+    assert (b"content-length", str(len(body)).encode()) in start["headers"]
+    assert all(piece["more_body"] for piece in pieces) and end == {
+        "type": "http.response.body",
+        "body": b"",
+        "more_body": False,
+    }
+    assert b"".join(piece["body"] for piece in pieces) == bytes(body)
+    views = [piece["body"] for piece in pieces if isinstance(piece["body"], memoryview)]
+    assert len(views) == 4 and all(view.obj is file.pieces[0] for view in views)
 
 
 async def test_a_stream_goes_piece_by_piece_and_is_closed_when_its_client_goes() -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+from n8n_a2a.protocol import base64_bytes
+from n8n_a2a.protocol.carving import Carved
 from n8n_a2a.protocol.model import FileContent, Part
+from n8n_a2a.protocol.writing import Pieces
 from n8n_a2a.webhook.request import WebhookRequest
 
 
@@ -33,3 +36,16 @@ def test_a_resumed_turn_posts_the_same_body_and_never_shows_where() -> None:
     )
     assert resumed.body() == plain.body()
     assert "5ecret" not in repr(resumed) and resumed != plain
+
+
+def test_a_files_base64_goes_as_the_very_slice_of_the_body_it_came_in() -> None:
+    body = bytearray(b'{"raw":"' + b"QUJD" * 30_000 + b'QQ"}')
+    carved = Carved(memoryview(body)[8:-2], url_safe=False)
+    encoded = base64_bytes.parse(carved)
+    assert encoded is not None
+    file = Part.of_file(FileContent.of_base64("a.bin", "application/octet-stream", encoded))
+    sent = WebhookRequest("hi", "t-1", "c-1", "m-1", "check", (file,)).body()
+    assert isinstance(sent, Pieces)
+    assert any(piece is carved.view for piece in sent.buffers)  # never copied
+    [entry] = json.loads(bytes(sent))["files"]
+    assert entry["base64"] == "QUJD" * 30_000 + "QQ=="  # padded as it goes
