@@ -437,20 +437,26 @@ def test_bench_startup_judges_the_start_against_its_goals() -> None:
     )
 
 
+def instructions_report(rows: dict[str, dict[str, str]]) -> list[str]:
+    """instructions.py's report of `rows` (the loads: the first row's; `jsonrpc c=1` the
+    one blocking load), past its title and the loads' names."""
+    loads = list(next(iter(rows.values())))
+    code = (
+        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
+        f"from instructions import report; report({rows!r}, {loads!r}, {{'jsonrpc c=1'}})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.splitlines()[4:]
+
+
 def test_bench_instructions_judges_streams_and_pushes_by_their_ratio_to_the_other() -> None:
     rows = {
         "n8n-a2a": {"jsonrpc c=1": "3.000", "stream c=1": "5.800", "push c=1": "2.000"},
         "before": {"jsonrpc c=1": "6.000", "stream c=1": "10.000", "push c=1": "-"},
     }
-    code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
-        f"from instructions import report; report({rows!r}, {list(rows['before'])!r}, "
-        "{'jsonrpc c=1'})"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    table = done.stdout.splitlines()[4:]  # past the title and the loads
+    table = instructions_report(rows)
     assert [line.split() for line in table[:4]] == [
         ["n8n-a2a", "3.000", "5.800", "2.000"],
         ["before", "6.000", "10.000", "-"],
@@ -469,15 +475,7 @@ def test_bench_instructions_judges_the_files_round_trip_by_its_ratio_to_the_sdk(
         "n8n-a2a": {"jsonrpc c=1": "3.000", "push c=1": "1.000", "file 5 MiB c=1": "500.0"},
         "sdk": {"jsonrpc c=1": "20.000", "push c=1": "-", "file 5 MiB c=1": "1200.0"},
     }
-    code = (
-        f"import sys; sys.path.insert(0, {str(CHECKOUT / 'bench' / 'probes')!r}); "
-        f"from instructions import report; report({rows!r}, {list(rows['sdk'])!r}, "
-        "{'jsonrpc c=1'})"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    table = done.stdout.splitlines()[4:]
+    table = instructions_report(rows)
     assert table[2].split() == ["n8n-a2a/sdk", "0.150", "-", "0.417"]
     assert table[3].split()[-3:] == ["<=", "0.5x", "sdk"]
     # The SDK server is no adapter: its count is shown, never judged by the adapter's goal.

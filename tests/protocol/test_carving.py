@@ -14,6 +14,7 @@ from n8n_a2a.protocol import carving
 from n8n_a2a.protocol.carving import Carved
 from n8n_a2a.protocol.errors import NotJSON
 from n8n_a2a.protocol.strict import loads as strict_loads
+from tests.support.documents import replaced
 
 FILES: tuple[carving.Path, ...] = (("parts", None, "raw"),)
 BASE64 = "QUJD" * 20_000  # 80,000 characters: past CARVE_AT
@@ -21,13 +22,7 @@ BASE64 = "QUJD" * 20_000  # 80,000 characters: past CARVE_AT
 
 def texts(document: Any) -> Any:
     """The document with each Carved as the string json.loads would have made."""
-    if isinstance(document, Carved):
-        return document.text()
-    if isinstance(document, dict):
-        return {key: texts(value) for key, value in document.items()}
-    if isinstance(document, list):
-        return [texts(value) for value in document]
-    return document
+    return replaced(document, Carved, lambda value: value.text())
 
 
 def test_a_files_long_base64_is_a_slice_of_the_body() -> None:

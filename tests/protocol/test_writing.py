@@ -12,6 +12,7 @@ import pytest
 from n8n_a2a.protocol import writing
 from n8n_a2a.protocol.base64_bytes import Base64Bytes
 from n8n_a2a.protocol.writing import Pieces, dump, written
+from tests.support.documents import replaced
 
 FILE = Base64Bytes.of_bytes(bytes(range(256)) * 4096)  # 1 MiB, 1.33 MiB of base64
 SMALL = Base64Bytes((memoryview(b"QUJD"), b""), 3)
@@ -19,13 +20,7 @@ SMALL = Base64Bytes((memoryview(b"QUJD"), b""), 3)
 
 def as_text(document: Any) -> Any:
     """The document with each file's base64 as a string: what json.dumps is given."""
-    if isinstance(document, Base64Bytes):
-        return document.text()
-    if isinstance(document, dict):
-        return {key: as_text(value) for key, value in document.items()}
-    if isinstance(document, list):
-        return [as_text(value) for value in document]
-    return document
+    return replaced(document, Base64Bytes, lambda value: value.text())
 
 
 def dumps(document: Any) -> bytes:
