@@ -28,9 +28,15 @@ BIG_BYTES = 20 * 1024 * 1024
 
 
 def peaks(
-    target: Target, settings: Settings, webhook_url: str, logs: Path, say: Callable[[str], None]
+    target: Target,
+    settings: Settings,
+    webhook_url: str,
+    logs: Path,
+    say: Callable[[str], None],
+    store_url: str | None = None,
 ) -> Sample:
-    """The upload's and the reply's peaks over idle, in MiB, each on a fresh server."""
+    """The upload's and the reply's peaks over idle, in MiB, each on a fresh server (with
+    `store_url`, on the shared store)."""
     content = big_file(BIG_BYTES)
     digest = hashlib.sha256(content).hexdigest()
 
@@ -46,7 +52,7 @@ def peaks(
     }
     sample: Sample = {}
     for figure, (body, whole) in asks.items():
-        with serving(target, settings, webhook_url, logs) as (process, port, _):
+        with serving(target, settings, webhook_url, logs, store_url) as (process, port, _):
             post(port, "/", send_message_body("hello"), A2A_HEADERS)
             settle(process.pid, 5.0)
             idle = rss_kib(process.pid)

@@ -78,8 +78,7 @@ def measure(
             sample.update(_at_concurrency("stream", load, settings, process.pid, stream=True))
         sample.update(_file_trips(port, settings, process.pid, say))
     sample.update(_streamed(target, settings, webhook_url, logs, store_url, say))
-    if not target.shared_store:
-        sample.update(peaks(target, settings, webhook_url, logs, say))
+    sample.update(peaks(target, settings, webhook_url, logs, say, store_url))
     return sample
 
 

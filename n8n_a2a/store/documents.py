@@ -2,8 +2,10 @@
 
 The shape is the store's own, not a protocol version's: a stored task reads back equal to
 the one written, whichever version the caller speaks. Optional fields are left out when
-absent, so that None and an empty value stay apart. A file an older release kept without
-its bytes reads back as the marker of a part no longer kept (core/release.py), never as a
+absent, so that None and an empty value stay apart. A file's bytes go in as the
+Base64Bytes they are held as (the store writes them with protocol/writing.py, spliced in)
+and come back as its base64 string, checked. A file an older release kept without its
+bytes reads back as the marker of a part no longer kept (core/release.py), never as a
 file with empty bytes.
 """
 
@@ -59,7 +61,8 @@ def part_of(doc: JSONObject, bare: Released = Released.BUDGET) -> Part:
 def _file_doc(file: FileContent) -> JSONObject:
     doc: JSONObject = {"name": file.name, "mediaType": file.media_type}
     for key, value in (
-        ("base64", None if file.encoded is None else file.encoded.text()),
+        # As it is held: the store writes it with writing.dump, spliced in, not copied.
+        ("base64", file.encoded),
         ("url", file.url),
         ("size", file.size),
     ):

@@ -15,6 +15,7 @@ from n8n_a2a.protocol.model import (
     TaskState,
     TaskStatus,
 )
+from n8n_a2a.protocol.writing import dump
 from n8n_a2a.store.documents import (
     artifact_doc,
     artifact_of,
@@ -42,7 +43,7 @@ def test_data_and_file_parts_name_their_kind_and_read_back_equal() -> None:
     for part in (data, linked, held):
         doc = part_doc(part)
         assert doc["kind"] in {"data", "file"}
-        assert part_of(json.loads(json.dumps(doc))) == part
+        assert part_of(json.loads(dump(doc))) == part
 
 
 def test_a_file_an_older_release_kept_without_bytes_reads_back_as_its_marker() -> None:
@@ -84,7 +85,7 @@ def test_events_are_written_without_the_ids_the_row_holds_and_read_back_with_the
     doc = event_doc(update)
     assert set(doc) == {"status", "metadata"}
     assert doc["status"]["timestamp"] == "2026-11-29T18:34:32+00:00"
-    assert event_of("t-1", "c-1", 4, json.loads(json.dumps(doc))) == update
+    assert event_of("t-1", "c-1", 4, json.loads(dump(doc))) == update
     chunk = ArtifactUpdate("t-1", "c-1", Artifact("a-1", "answer", (Part("1"),)), 5, True, False)
     doc = event_doc(chunk)
     assert (doc["append"], doc["lastChunk"]) == (True, False)

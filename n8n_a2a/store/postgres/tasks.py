@@ -22,7 +22,8 @@ from ...core.errors import AlreadySent
 from ...core.owners import Owner
 from ...core.sent import Sent
 from ...protocol.errors import A2AError
-from ...protocol.model import ListTasks, Task, TaskPage, TaskState, TaskStatus
+from ...protocol.model import JSONObject, ListTasks, Task, TaskPage, TaskState, TaskStatus
+from ...protocol.writing import dump
 from ..api import Moved
 from ..documents import artifact_doc, artifact_of, event_doc, message_doc, message_of
 from ..fanout import Clock, utc_now
@@ -67,6 +68,12 @@ def _leaves_for(to: TaskState) -> list[str]:
     return [state.value for state in TaskState if lifecycle.may_move(state, to)]
 
 
+def _json(document: JSONObject) -> Json:
+    """A message's, an artifact's or an event's document as a json value: written as answers
+    are (writing.py), a file's base64 spliced in as it is held rather than escaped."""
+    return Json(document, dumps=dump)
+
+
 class PostgresTaskStore(PostgresLeases):
     """Tasks in PostgreSQL, moved compare-and-set; also this replica's leases on them."""
 
@@ -95,10 +102,10 @@ class PostgresTaskStore(PostgresLeases):
             "state": task.status.state.value,
             "timestamp": task.status.timestamp,
             "message": (
-                None if task.status.message is None else Json(message_doc(task.status.message))
+                None if task.status.message is None else _json(message_doc(task.status.message))
             ),
-            "history": [Json(message_doc(m)) for m in task.history],
-            "artifacts": [Json(artifact_doc(a)) for a in task.artifacts],
+            "history": [_json(message_doc(m)) for m in task.history],
+            "artifacts": [_json(artifact_doc(a)) for a in task.artifacts],
             "metadata": Jsonb(task.metadata),
             "version": task.version,
             "holder": self.replica,
@@ -143,13 +150,13 @@ class PostgresTaskStore(PostgresLeases):
             "leaves": _leaves_for(change.state),
             "state": change.state.value,
             "timestamp": change.timestamp,
-            "message": None if change.message is None else Json(message_doc(change.message)),
+            "message": None if change.message is None else _json(message_doc(change.message)),
             # The caller's message that starts a next turn, then the status message.
             "said": [
-                Json(message_doc(m))
+                _json(message_doc(m))
                 for m in (*change.history, *((change.message,) if change.message else ()))
             ],
-            "made": [Json(artifact_doc(artifact)) for artifact in change.artifacts],
+            "made": [_json(artifact_doc(artifact)) for artifact in change.artifacts],
             "metadata": Jsonb(change.metadata or {}),
             "finished": change.timestamp if lifecycle.is_terminal(change.state) else None,
             # The replica that moves a task to run takes its lease; one that ends it, or
@@ -163,7 +170,7 @@ class PostgresTaskStore(PostgresLeases):
             "ends": lifecycle.ends_turn(change.state),
             "waiting": None if change.resume is None else Jsonb({"resume": change.resume}),
             "sequences": [event.sequence for event in events],
-            "events": [Json(event_doc(event)) for event in events],
+            "events": [_json(event_doc(event)) for event in events],
             "channel": CHANNEL,
             **_sent_parameters(change.sent),
         }
