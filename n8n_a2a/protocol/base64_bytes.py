@@ -14,7 +14,7 @@ from __future__ import annotations
 import binascii
 from dataclasses import dataclass
 
-from .carving import ALPHABETS, CHECK_SLICE, Carved
+from .carving import Carved, base64_characters
 
 #: Buffers: bytes, or a slice of the body a file came in.
 Buffer = bytes | memoryview
@@ -61,8 +61,9 @@ def parse(value: object, *, proto: bool = True) -> Base64Bytes | None:
     """Proto JSON's bytes (a caller's file): standard or URL-safe base64, padded or not,
     stripped of surrounding whitespace; `proto=False` (a workflow's file): standard base64
     with its padding, as it is. None: not base64. As strict as binascii's strict mode:
-    no character outside the alphabet, padding only at the end and never more than the
-    length asks. A Carved slice holds no whitespace and no character outside the
+    no character outside the alphabet, padding only at the end and no more than the
+    length asks (but after whole groups of four, where that mode takes any number, which
+    are dropped). A Carved slice holds no whitespace and no character outside the
     alphabets (carving.py took none that had)."""
     if isinstance(value, Carved):
         text: Buffer = value.view
@@ -78,7 +79,7 @@ def parse(value: object, *, proto: bool = True) -> Base64Bytes | None:
     if not _padded_right(core, padded, proto):
         return None
     if not checked:
-        found = _alphabet_only(text, core)
+        found = base64_characters(text, 0, core)
         if found is None:
             return None
         url_safe = found
@@ -109,16 +110,3 @@ def _padded_right(core: int, padded: int, proto: bool) -> bool:
     if core % 4 == 1 or (core == 0 and padded):
         return False
     return missing == 0 or padded == missing or (proto and padded < missing)
-
-
-def _alphabet_only(text: Buffer, core: int) -> bool | None:
-    """Whether the first `core` bytes use the URL-safe alphabet (None: a character of
-    neither alphabet, an `=` among them too), a slice at a time: bytes.translate deletes
-    the alphabets' characters in C, and what is left is what is wrong."""
-    url_safe = False
-    for start in range(0, core, CHECK_SLICE):
-        piece = bytes(text[start : min(start + CHECK_SLICE, core)])
-        if piece.translate(None, ALPHABETS):
-            return None
-        url_safe = url_safe or b"-" in piece or b"_" in piece
-    return url_safe

@@ -150,9 +150,17 @@ def _base64_like(body: bytes | bytearray, start: int, end: int) -> bool | None:
     and then whether it uses the URL-safe alphabet; None if it does not."""
     while end > start and body[end - 1] == _PAD:
         end -= 1
-    url_safe = False
+    return base64_characters(body, start, end)
+
+
+def base64_characters(text: bytes | bytearray | memoryview, start: int, end: int) -> bool | None:
+    """Whether text[start:end] holds only base64's characters, of either alphabet (an `=`
+    is none), and then whether it uses the URL-safe one; None if it does not. A slice at a
+    time: bytes.translate deletes the alphabets' characters in C, and what is left is
+    what is wrong."""
+    url_safe, view = False, memoryview(text)
     for piece_start in range(start, end, CHECK_SLICE):
-        piece = body[piece_start : min(piece_start + CHECK_SLICE, end)]
+        piece = bytes(view[piece_start : min(piece_start + CHECK_SLICE, end)])  # one copy
         if piece.translate(None, ALPHABETS):
             return None
         url_safe = url_safe or b"-" in piece or b"_" in piece
