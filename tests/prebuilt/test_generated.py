@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, SimpleNamespace
 from typing import cast
 
 import attr
@@ -165,6 +165,39 @@ def test_a_piece_that_is_no_code_is_not_found() -> None:
     not_code = generated.Shelf.of({key: cast(CodeType, (1, 2))})
     for content in (garbled, not_code):
         assert generated.Shelf(memoryview(content)).get(key) is None
+
+
+def hashed(number: int) -> str:
+    """A text as attrs writes it for a frozen class, with its seeded number."""
+    return (
+        "def __eq__(self, other):\n    return self.a == other.a\n"
+        "def __hash__(self):\n        return hash((\n"
+        f"                {number},\n                self.a,\n            ))\n"
+    )
+
+
+@pytest.mark.parametrize("number", [-1234567890123456789, 98765432109876543, 7])
+def test_a_text_with_a_seeded_number_is_found_with_its_own(bare: Strip, number: int) -> None:
+    """attrs writes into a frozen class's __hash__ what its name hashes to: another number
+    at each hash seed. The file holds its code for the widths a number has but once in
+    1,000 starts, and that code is handed out with the start's number; one of another
+    width is compiled as before."""
+    filename = "<attrs generated methods pair.Pair>"
+    made = generated.record()
+    compiler = vars(importlib.import_module("attr._make"))["compile"]
+    compiler(hashed(4_000_000_000_000_000_000), filename, "exec")
+    assert len(made) == len(generated.SEEDED_WIDTHS)
+    bare()
+    again: generated.Codes = {}
+    assert generated.install(generated.Shelf(memoryview(generated.Shelf.of(made))), again)
+    compiler = vars(importlib.import_module("attr._make"))["compile"]
+    code = compiler(hashed(number), filename, "exec")
+    assert bool(again) == (len(str(number)) not in generated.SEEDED_WIDTHS)
+    annotations = importlib.import_module("__future__").annotations.compiler_flag
+    assert code == compile(hashed(number), filename, "exec", annotations, True)
+    namespace: dict[str, Callable[[object], int]] = {}
+    exec(code, namespace)
+    assert namespace["__hash__"](SimpleNamespace(a="a")) == hash((number, "a"))
 
 
 def test_what_the_compilers_are_not_asked_plainly_is_compiled_as_asked(bare: Strip) -> None:
