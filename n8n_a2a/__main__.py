@@ -22,6 +22,12 @@ from .prebuilt.generated import forget, load
 
 load()
 
+# trio's modules and hypercorn's that the start never uses stood in for, before trio is
+# imported (http/unused.py).
+from .http.unused import defer_unused
+
+defer_unused()
+
 import json
 import sys
 from functools import partial

@@ -1,19 +1,36 @@
-"""What hypercorn imports for what the adapter never asks of it, stood in for until used.
+"""What hypercorn and trio import for what the adapter never asks of them, stood in for
+until used.
 
 hypercorn imports at its own import: its HTTP/2 protocol (its protocol package does), its
 WebSocket stream (its HTTP/1.1 protocol), h2's events (its typing module), and with them
 h2, hpack, hyperframe, priority and wsproto, for protocols the adapter refuses
 (framing.py turns the HTTP/2 preface down and drops `Upgrade`, the seam refuses a
-protocol other than HTTP/1.1); and tomllib and logging.config (its config and logging
+protocol other than HTTP/1.1); tomllib and logging.config (its config and logging
 modules), for configuration files the adapter never gives it (it is configured by its
-environment, and logs its own way). `defer_unused`, run as this package is imported
-(before the seam imports hypercorn's protocol package, or server.py its config), puts a
-stand-in for each in sys.modules: a name hypercorn's modules import from one (H2Protocol,
-WSStream, dictConfig, fileConfig) is a function that imports the module at its first
-call and calls the name's own, and any other name imports the module as it is looked
-up. Nothing changes but when they are imported: in the adapter, never.
-tests/http/test_unused.py pins how hypercorn uses them (a release that uses them
-otherwise fails there).
+environment, and logs its own way). `defer_unused`, run by the command
+before it imports trio (and as this package is imported: before the seam imports
+hypercorn's protocol package, or server.py its config), puts a stand-in for each in
+sys.modules: a name hypercorn's modules import from one (H2Protocol, WSStream,
+dictConfig, fileConfig) is a function that imports the module at its first call
+and calls the name's own, and any other name imports the module as it is looked up.
+Nothing changes but when they are imported: in the adapter, never.
+
+trio imports, as it is imported, its DTLS, TLS, subprocess, path and file modules, and
+its thread cache, which looks for the pthread library (ctypes.util, which runs
+`ldconfig -p` in a child process). The adapter's start uses none of them: DTLS,
+subprocesses, async paths and files never; TLS for an https webhook, a push to an https
+URL or an issuer's keys; a thread to look a host name up, for the first scrape's metrics
+or for the shared store. So, when trio is not imported yet, each of those modules is a
+stand-in while it is: the names trio's namespaces (the package, trio.lowlevel) take from
+one are taken out of them again, and each imports its module as it is first looked up
+there (`trio.SSLStream`), with the public metadata trio gives its names (`__module__`
+"trio"); the thread cache's one name, start_thread_soon, is a function that imports it
+at its first call, as hypercorn's are. (The ssl module itself is imported by hypercorn's
+config all the same.)
+
+tests/http/test_unused.py pins how hypercorn and trio use them (a release that uses them
+otherwise fails there), and that each works when it is used; tests/test_server.py that a
+start imports none of them, and that the command calls an https webhook by its name.
 """
 
 from __future__ import annotations
@@ -34,6 +51,26 @@ UNUSED: dict[str, tuple[str, ...]] = {
 }
 
 
+#: trio's modules the adapter's start does not use, and the names trio's namespaces take
+#: from each as trio is imported: imported as such a name is first looked up.
+TRIO_UNUSED: dict[str, tuple[str, ...]] = {
+    "trio._dtls": ("DTLSChannel", "DTLSChannelStatistics", "DTLSEndpoint"),
+    "trio._ssl": ("NeedHandshakeError", "SSLListener", "SSLStream"),
+    "trio._highlevel_ssl_helpers": (
+        "open_ssl_over_tcp_listeners",
+        "open_ssl_over_tcp_stream",
+        "serve_ssl_over_tcp",
+    ),
+    "trio._subprocess": ("Process", "open_process", "run_process"),
+    "trio._path": ("Path", "PosixPath", "WindowsPath"),
+    "trio._file_io": ("open_file", "wrap_file"),
+}
+#: trio's namespaces that take names from TRIO_UNUSED's modules.
+TRIO_NAMESPACES = ("trio", "trio.lowlevel")
+#: trio's thread cache, and the one name trio takes from it (a function).
+THREAD_CACHE = ("trio._core._thread_cache", ("start_thread_soon",))
+
+
 class StandIn(ModuleType):
     """A module not imported yet, whose names import it as they are used."""
 
@@ -48,11 +85,22 @@ class StandIn(ModuleType):
         return getattr(imported(self.__name__), name)
 
 
+class Unbound:
+    """What a name of trio's takes from a module of TRIO_UNUSED while trio is imported:
+    taken out of trio's namespaces once it is."""
+
+
 def defer_unused() -> None:
-    """Stand in for each module of UNUSED, unless hypercorn's protocol package (which
-    imports two of them) or the module itself is imported already."""
-    if "hypercorn.protocol" in sys.modules:
-        return
+    """Stand in for trio's modules, then for hypercorn's: each unless what imports them
+    is imported already."""
+    if "trio" not in sys.modules:
+        _defer_trio()
+    if "hypercorn.protocol" not in sys.modules:
+        _defer_hypercorn()
+
+
+def _defer_hypercorn() -> None:
+    """Stand in for each module of UNUSED not imported already."""
     stand_ins = {
         name: StandIn(name, names) for name, names in UNUSED.items() if name not in sys.modules
     }
@@ -61,6 +109,56 @@ def defer_unused() -> None:
         package, _, module = name.rpartition(".")
         if package:
             setattr(importlib.import_module(package), module, stand_in)
+
+
+def _defer_trio() -> None:
+    """Import trio with a stand-in for each module of TRIO_UNUSED and for its thread
+    cache; then take the names its namespaces took from the first out of them."""
+    unbound = {name: ModuleType(name, "stands in while trio is imported") for name in TRIO_UNUSED}
+    for name, module in unbound.items():
+        for each in TRIO_UNUSED[name]:
+            setattr(module, each, Unbound())
+    cache, names = THREAD_CACHE
+    sys.modules.update({**unbound, cache: StandIn(cache, names)})
+    try:
+        importlib.import_module("trio")
+    finally:
+        for name, module in unbound.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    for namespace in TRIO_NAMESPACES:
+        _unbind(importlib.import_module(namespace))
+    setattr(importlib.import_module("trio._core"), cache.rpartition(".")[2], sys.modules[cache])
+
+
+def _unbind(namespace: ModuleType) -> None:
+    """Take each Unbound name out of `namespace`: its module is imported as it is first
+    looked up there (PEP 562's __getattr__)."""
+    taken = {name for name, value in vars(namespace).items() if isinstance(value, Unbound)}
+    for name in taken:
+        delattr(namespace, name)
+    module_of = {
+        name: module for module, names in TRIO_UNUSED.items() for name in names if name in taken
+    }
+
+    def __getattr__(name: str) -> Any:
+        module = module_of.get(name)
+        if module is None:
+            raise AttributeError(f"module {namespace.__name__!r} has no attribute {name!r}")
+        _bind(namespace, importlib.import_module(module), module_of)
+        return vars(namespace)[name]
+
+    vars(namespace)["__getattr__"] = __getattr__
+
+
+def _bind(namespace: ModuleType, module: ModuleType, module_of: dict[str, str]) -> None:
+    """Put back in `namespace` each name it takes from `module`, with the public metadata
+    trio gives its names as it is imported (`__module__` the namespace's: tracebacks,
+    pickling)."""
+    names = {name: getattr(module, name) for name, of in module_of.items() if of == module.__name__}
+    importlib.import_module("trio._util").fixup_module_metadata(namespace.__name__, names)
+    for name, value in names.items():
+        setattr(namespace, name, value)
 
 
 def imported(name: str) -> ModuleType:

@@ -1,7 +1,8 @@
-"""What hypercorn imports for what the adapter never asks of it, stood in for: how hypercorn
-uses it, pinned (a release that uses it otherwise fails here), and a stand-in's names
-importing its module as they are used. (That a start imports none of it is
-tests/test_server.py's.)"""
+"""What hypercorn and trio import for what the adapter never asks of them, stood in for: how
+hypercorn and trio use it, pinned (a release that uses it otherwise fails here), and a
+stand-in's names importing its module as they are used. (That a start imports none of it
+is tests/test_server.py's, and that an https webhook is called through trio's TLS stood
+in for too.)"""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import ast
 import importlib
 import importlib.metadata
 import importlib.util
+import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +20,26 @@ from pathlib import Path
 import pytest
 
 from n8n_a2a.http import unused
-from n8n_a2a.http.unused import UNUSED, StandIn, defer_unused
+from n8n_a2a.http.unused import (
+    THREAD_CACHE,
+    TRIO_NAMESPACES,
+    TRIO_UNUSED,
+    UNUSED,
+    StandIn,
+    defer_unused,
+)
 
 HYPERCORN = importlib.metadata.version("hypercorn")
-#: hypercorn's sources, read with `ast` (nothing imported to find out).
-SOURCES = Path(importlib.util.find_spec("hypercorn").origin).parent  # type: ignore[arg-type, union-attr]
+TRIO = importlib.metadata.version("trio")
+
+
+def sources_of(package: str) -> Path:
+    """A package's folder, its sources read with `ast` (nothing imported to find out)."""
+    return Path(importlib.util.find_spec(package).origin).parent  # type: ignore[arg-type, union-attr]
+
+
+SOURCES = sources_of("hypercorn")
+TRIO_SOURCES = sources_of("trio")
 #: hypercorn's modules never imported by the adapter: QUIC's and asyncio's workers.
 NEVER = ("protocol/h3.py", "protocol/quic.py", "asyncio/")
 
@@ -157,3 +176,155 @@ def test_nothing_is_stood_in_for_once_hypercorns_protocol_package_is_imported() 
     defer_unused()
     assert sys.modules == before
     assert not isinstance(sys.modules["hypercorn.protocol"], StandIn)
+
+
+def trio_imports(where: str) -> Iterator[tuple[str, ast.ImportFrom]]:
+    """Each `from ... import` at the top of one of trio's modules (not in a function, nor
+    under TYPE_CHECKING): the module it imports from, and the import."""
+    package = ["trio", *where.split("/")[:-1]]  # a relative import's base, level 1
+
+    def top(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for node in body:
+            if isinstance(node, ast.If):
+                checking = "TYPE_CHECKING" in ast.unparse(node.test)
+                yield from top(node.orelse if checking else node.body + node.orelse)
+            elif isinstance(node, ast.Try):
+                yield from top(node.body + [s for h in node.handlers for s in h.body])
+            else:
+                yield node
+
+    for node in top(ast.parse((TRIO_SOURCES / where).read_text()).body):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            yield ".".join([*base, *([node.module] if node.module else [])]), node
+
+
+#: trio's modules that trio's own import never reaches (tests, tools, the platforms
+#: other than Linux), or reaches only through a module stood in for.
+TRIO_NEVER = ("_tests/", "testing/", "_tools/", "_subprocess_platform/", "_core/_tests/")
+
+
+def test_trios_namespaces_take_from_each_module_only_the_names_stood_in_for() -> None:
+    taken: dict[str, set[str]] = {}
+    for namespace in TRIO_NAMESPACES:
+        where = "__init__.py" if namespace == "trio" else namespace.split(".")[1] + ".py"
+        for module, node in trio_imports(where):
+            if module in TRIO_UNUSED:
+                taken.setdefault(module, set()).update(alias.name for alias in node.names)
+    assert taken == {module: set(names) for module, names in TRIO_UNUSED.items()}, (
+        f"trio {TRIO} takes other names from them"
+    )
+
+
+def test_no_other_module_of_trio_imports_one_at_its_top() -> None:
+    """Nor trio's thread cache but trio._core, for its one name."""
+    deferred = {*TRIO_UNUSED, THREAD_CACHE[0]}
+    found = set()
+    for path in sorted(TRIO_SOURCES.rglob("*.py")):
+        where = path.relative_to(TRIO_SOURCES).as_posix()
+        if where.startswith(TRIO_NEVER) or where in ("__init__.py", "lowlevel.py"):
+            continue
+        for module, node in trio_imports(where):
+            if module in deferred:
+                found.add((where, module, tuple(alias.name for alias in node.names)))
+    assert found == {
+        # start_thread_soon, a function: the stand-in's calls it.
+        ("_core/__init__.py", "trio._core._thread_cache", THREAD_CACHE[1]),
+        ("_core/_run.py", "trio._core._thread_cache", THREAD_CACHE[1]),
+        # Itself stood in for: the module it imports is the real one.
+        ("_path.py", "trio._file_io", ("AsyncIOWrapper", "wrap_file")),
+    }, f"trio {TRIO} imports them otherwise"
+
+
+#: Each name trio's namespaces take from a module stood in for, as it is looked up: its
+#: `__module__` and `__qualname__`, and whether it is the module's own; then, with `LAZY`
+#: in the environment, the modules imported before (none), and each module at work.
+TRIO_NAMES = """
+import json, os, sys
+if os.environ.get("LAZY"):
+    from n8n_a2a.http.unused import defer_unused
+
+    defer_unused()
+import trio
+from n8n_a2a.http.unused import THREAD_CACHE, TRIO_NAMESPACES, TRIO_UNUSED
+
+deferred = [*TRIO_UNUSED, "ctypes.util"]
+before = sorted(m for m in deferred if m in sys.modules)
+thread_cache = type(sys.modules[THREAD_CACHE[0]]).__name__
+names = []
+for namespace in TRIO_NAMESPACES:
+    for module, taken in TRIO_UNUSED.items():
+        for name in taken:
+            if hasattr(sys.modules[namespace], name):
+                value = getattr(sys.modules[namespace], name)
+                own = value is getattr(sys.modules[module], name)
+                names.append([namespace, name, value.__module__, value.__qualname__, own])
+print(json.dumps({"before": before, "thread_cache": thread_cache, "names": names}))
+"""
+
+#: At work, each module stood in for while the command's start did not use it: TLS (the
+#: webhook's dial, to a name looked up in a thread), a subprocess, a path and a file.
+TRIO_AT_WORK = """
+import ssl, sys
+from functools import partial
+from n8n_a2a.http.unused import defer_unused
+
+defer_unused()
+import trio, trustme
+from n8n_a2a.webhook.network import Origin, open_stream
+
+assert "trio._ssl" not in sys.modules and "trio._subprocess" not in sys.modules
+
+
+async def echo(stream: trio.abc.Stream) -> None:
+    await stream.send_all(await stream.receive_some())
+    await stream.aclose()
+
+
+async def main() -> None:
+    authority = trustme.CA()
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("localhost").configure_cert(serving)
+    trusting = ssl.create_default_context()
+    authority.configure_trust(trusting)
+    async with trio.open_nursery() as nursery:
+        serve = partial(trio.serve_ssl_over_tcp, echo, 0, serving, host="127.0.0.1")
+        [listener] = await nursery.start(serve)
+        port = listener.transport_listener.socket.getsockname()[1]
+        stream = await open_stream(Origin("https", "localhost", port), trusting)
+        await stream.send(b"ping")
+        assert await stream.receive() == b"ping"
+        await stream.aclose()
+        nursery.cancel_scope.cancel()
+    assert (await trio.run_process([sys.executable, "-c", "pass"])).returncode == 0
+    path = trio.Path(__import__("n8n_a2a").__file__)
+    assert await path.exists()
+    async with await trio.open_file(await path.resolve(), "rb") as file:
+        assert b"n8n-a2a" in await file.read()
+    print("at work")
+
+
+trio.run(main)
+"""
+
+
+def python(code: str, **environment: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow  # Python processes of their own: trio not imported yet
+def test_trio_stood_in_for_gives_each_name_as_trio_does_and_each_module_works() -> None:
+    eager, lazy = (json.loads(python(TRIO_NAMES, LAZY=lazy)) for lazy in ("", "1"))
+    assert lazy["before"] == [] and lazy["thread_cache"] == "StandIn"
+    assert eager["thread_cache"] == "module"
+    assert lazy["names"] == eager["names"] and len(eager["names"]) == 17
+    assert all(own for *_, own in lazy["names"])
+    assert python(TRIO_AT_WORK) == "at work\n"
