@@ -241,9 +241,9 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     imported by the configuration (or the first config, or request) that names them.
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
-    files (tomllib, logging.config) the adapter never gives it; nor trio's DTLS, TLS,
-    subprocess, path and file modules, nor its thread cache (ctypes.util), each imported
-    as it is first used (http/unused.py)."""
+    files (tomllib, logging.config) the adapter never gives it, nor multiprocessing for
+    its typing; nor trio's DTLS, TLS, subprocess, path and file modules, nor its thread
+    cache (ctypes.util), each imported as it is first used (http/unused.py)."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -279,6 +279,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "hpack",
         "hyperframe",
         "priority",
+        "multiprocessing",  # for hypercorn's typing (http/unused.py)
     )
     # trio's, until their first use (http/unused.py); the thread cache's ctypes.util.
     trios = (

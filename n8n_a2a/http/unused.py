@@ -7,11 +7,12 @@ h2, hpack, hyperframe, priority and wsproto, for protocols the adapter refuses
 (framing.py turns the HTTP/2 preface down and drops `Upgrade`, the seam refuses a
 protocol other than HTTP/1.1); tomllib and logging.config (its config and logging
 modules), for configuration files the adapter never gives it (it is configured by its
-environment, and logs its own way). `defer_unused`, run by the command
+environment, and logs its own way); and multiprocessing's synchronize (its typing and
+utils), for its multi-process runner's annotations. `defer_unused`, run by the command
 before it imports trio (and as this package is imported: before the seam imports
 hypercorn's protocol package, or server.py its config), puts a stand-in for each in
 sys.modules: a name hypercorn's modules import from one (H2Protocol, WSStream,
-dictConfig, fileConfig) is a function that imports the module at its first call
+dictConfig, fileConfig, Event) is a function that imports the module at its first call
 and calls the name's own, and any other name imports the module as it is looked up.
 Nothing changes but when they are imported: in the adapter, never.
 
@@ -48,7 +49,14 @@ UNUSED: dict[str, tuple[str, ...]] = {
     "h2.events": (),  # hypercorn.typing: `import h2.events`, read in annotations only
     "tomllib": (),  # `import tomllib`, read by Config.from_toml and a TOML logconfig
     "logging.config": ("dictConfig", "fileConfig"),  # called for a logconfig
+    # hypercorn.typing, utils and trio.run: `from multiprocessing.synchronize import Event
+    # as EventType`, for the multi-process runner's annotations (and typing's WorkerFunc).
+    "multiprocessing.synchronize": ("Event",),
 }
+#: Packages not imported for their module's stand-in: multiprocessing's own (its
+#: contexts, pickle) would be two fifths of what the stand-in saves. Such a stand-in is
+#: taken out of sys.modules as its package is imported (`Unimported`).
+PACKAGES_LEFT = ("multiprocessing",)
 
 
 #: trio's modules the adapter's start does not use, and the names trio's namespaces take
@@ -107,8 +115,26 @@ def _defer_hypercorn() -> None:
     sys.modules.update(stand_ins)
     for name, stand_in in stand_ins.items():
         package, _, module = name.rpartition(".")
-        if package:
+        if package in PACKAGES_LEFT and package not in sys.modules:
+            sys.meta_path.insert(0, Unimported(package, name))
+        elif package:
             setattr(importlib.import_module(package), module, stand_in)
+
+
+class Unimported:
+    """A finder of no module, first on sys.meta_path while `package` is not imported:
+    as it is, the stand-in for its `module` is taken out of sys.modules (the package has
+    no attribute for it: `import package.module` finds the module itself from then on),
+    and the finder out of sys.meta_path."""
+
+    def __init__(self, package: str, module: str) -> None:
+        self.package, self.module = package, module
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == self.package:
+            sys.meta_path.remove(self)
+            if isinstance(sys.modules.get(self.module), StandIn):
+                del sys.modules[self.module]
 
 
 def _defer_trio() -> None:

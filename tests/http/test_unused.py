@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from n8n_a2a.http.unused import (
     TRIO_UNUSED,
     UNUSED,
     StandIn,
+    Unimported,
     defer_unused,
 )
 
@@ -79,6 +81,11 @@ def test_hypercorn_imports_from_each_only_the_names_stood_in_for() -> None:
         ("config.py", "tomllib", ("tomllib",)),
         ("logging.py", "tomllib", ("tomllib",)),
         ("logging.py", "logging.config", ("dictConfig", "fileConfig")),
+        ("typing.py", "multiprocessing.synchronize", ("Event",)),
+        ("utils.py", "multiprocessing.synchronize", ("Event",)),
+        ("trio/run.py", "multiprocessing.synchronize", ("Event",)),
+        # The multi-process runner (hypercorn's command): not in the adapter.
+        ("run.py", "multiprocessing.synchronize", ("Event",)),
     }, f"hypercorn {HYPERCORN} imports them otherwise"
 
 
@@ -126,6 +133,28 @@ def test_hypercorns_typing_only_annotates_with_h2s_events() -> None:
     events = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "events"]
     read = [n.lineno for n in events if id(n) not in annotations_in(tree)]
     assert events and read == [], f"hypercorn {HYPERCORN} typing.py:{read} reads h2.events"
+
+
+@pytest.mark.parametrize("where", ["typing.py", "utils.py", "trio/run.py"])
+def test_hypercorn_names_multiprocessings_event_only_as_a_type(where: str) -> None:
+    """EventType in annotations (text), and in typing.py's WorkerFunc alias, inside
+    Optional[...]: typing takes a function there as it takes a class."""
+    source = (SOURCES / where).read_text()
+    assert "from __future__ import annotations" in source
+    tree = ast.parse(source)
+    in_a_type = {
+        id(node)
+        for subscript in ast.walk(tree)
+        if isinstance(subscript, ast.Subscript)
+        and isinstance(subscript.value, ast.Name)
+        and subscript.value.id == "Optional"
+        for node in ast.walk(subscript.slice)
+    }
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "EventType"]
+    otherwise = [n.lineno for n in uses if id(n) not in annotations_in(tree) | in_a_type]
+    assert uses and otherwise == [], f"hypercorn {HYPERCORN} {where}:{otherwise} uses EventType"
+    stand_in = StandIn("multiprocessing.synchronize", UNUSED["multiprocessing.synchronize"])
+    assert typing.Optional[stand_in.Event] is not None  # noqa: UP045 - as hypercorn writes it
 
 
 @pytest.mark.parametrize("where", ["config.py", "logging.py"])
@@ -176,6 +205,27 @@ def test_nothing_is_stood_in_for_once_hypercorns_protocol_package_is_imported() 
     defer_unused()
     assert sys.modules == before
     assert not isinstance(sys.modules["hypercorn.protocol"], StandIn)
+
+
+def test_a_stand_in_whose_package_is_not_imported_goes_as_the_package_comes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """multiprocessing is not imported for its module's stand-in: once it is, by anyone,
+    `import multiprocessing.synchronize` must find the module itself (the package has no
+    attribute for a stand-in)."""
+    for name in ("xmlrpc", "xmlrpc.client"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    stand_in = StandIn("xmlrpc.client", ("dumps",))
+    monkeypatch.setitem(sys.modules, "xmlrpc.client", stand_in)
+    finder = Unimported("xmlrpc", "xmlrpc.client")
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    import xmlrpc
+
+    assert finder not in sys.meta_path and "xmlrpc.client" not in sys.modules
+    assert stand_in.dumps((1,)).startswith("<params>")  # a name taken before: the module's
+    import xmlrpc.client
+
+    assert not isinstance(xmlrpc.client, StandIn) and sys.modules["xmlrpc.client"] is xmlrpc.client
 
 
 def trio_imports(where: str) -> Iterator[tuple[str, ast.ImportFrom]]:
@@ -248,7 +298,7 @@ if os.environ.get("LAZY"):
 import trio
 from n8n_a2a.http.unused import THREAD_CACHE, TRIO_NAMESPACES, TRIO_UNUSED
 
-deferred = [*TRIO_UNUSED, "ctypes.util"]
+deferred = [*TRIO_UNUSED, "ctypes.util", "multiprocessing"]
 before = sorted(m for m in deferred if m in sys.modules)
 thread_cache = type(sys.modules[THREAD_CACHE[0]]).__name__
 names = []
