@@ -202,8 +202,9 @@ async def test_the_command_calls_an_https_webhook_by_name_and_is_scraped(
     assert tls.received and tls.received[0].json
 
 
-#: A start with the default configuration, in a process of its own: once it serves, the
-#: names of every module it has imported, one a line (a stand-in is none: http/unused.py).
+#: A start with the default configuration, in a process of its own: once it has served
+#: its card, the names of every module it has imported, one a line (a stand-in is none:
+#: http/unused.py).
 MODULES_ONCE_SERVING = """
 import sys
 from functools import partial
@@ -219,7 +220,12 @@ from n8n_a2a.server import serve
 async def main() -> None:
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        await nursery.start(partial(serve, load_settings(), shutdown_trigger=stop.wait))
+        settings = load_settings()
+        await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
+        stream = await trio.open_tcp_stream(settings.host, settings.port)
+        await stream.send_all(b"GET /.well-known/agent-card.json HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n")
+        assert (await stream.receive_some()).startswith(b"HTTP/1.1 200 ")
+        await stream.aclose()
         imported = (name for name, module in sys.modules.items() if not isinstance(module, StandIn))
         print("\\n".join(sorted(imported)))
         stop.set()
@@ -242,8 +248,9 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
     files (tomllib, logging.config) the adapter never gives it, nor multiprocessing for
-    its typing; nor trio's DTLS, TLS, subprocess, path and file modules, nor its thread
-    cache (ctypes.util), each imported as it is first used (http/unused.py)."""
+    its typing, nor its typing, not even to serve the card; nor trio's DTLS, TLS,
+    subprocess, path and file modules, nor its thread cache (ctypes.util), each imported
+    as it is first used (http/unused.py)."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -308,9 +315,10 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.protocol.addresses",
         "n8n_a2a.observability.exposition",
     )
-    # Stood in for (http/unused.py): h2.events (hypercorn.typing imports h2's package, its
-    # version alone, for it), tomllib and logging.config; what they would import is not.
-    stood_in = ("h2.", "tomllib.", "logging.handlers", "socketserver")
+    # Stood in for (http/unused.py): hypercorn.typing, h2.events (hypercorn.typing imports
+    # h2's package, its version alone, for it), tomllib and logging.config; what they
+    # would import is not.
+    stood_in = ("hypercorn.typing", "h2.", "tomllib.", "logging.handlers", "socketserver")
     found = [
         m
         for m in modules

@@ -7,14 +7,17 @@ h2, hpack, hyperframe, priority and wsproto, for protocols the adapter refuses
 (framing.py turns the HTTP/2 preface down and drops `Upgrade`, the seam refuses a
 protocol other than HTTP/1.1); tomllib and logging.config (its config and logging
 modules), for configuration files the adapter never gives it (it is configured by its
-environment, and logs its own way); and multiprocessing's synchronize (its typing and
-utils), for its multi-process runner's annotations. `defer_unused`, run by the command
-before it imports trio (and as this package is imported: before the seam imports
-hypercorn's protocol package, or server.py its config), puts a stand-in for each in
-sys.modules: a name hypercorn's modules import from one (H2Protocol, WSStream,
-dictConfig, fileConfig, Event) is a function that imports the module at its first call
-and calls the name's own, and any other name imports the module as it is looked up.
-Nothing changes but when they are imported: in the adapter, never.
+environment, and logs its own way); multiprocessing's synchronize (its typing and
+utils), for its multi-process runner's annotations; and its typing module, TypedDicts
+and Protocols for its annotations (12 million instructions). `defer_unused`, run by the
+command before it imports trio (and as this package is imported: before the seam
+imports hypercorn's protocol package, or server.py its config), puts a stand-in for
+each in sys.modules: a name hypercorn's modules import from one (H2Protocol, WSStream,
+dictConfig, fileConfig, Event, the types) is a function that imports the module at its
+first call and calls the name's own, but for a NewType, one of the stand-in's own
+(ConnectionState, called on every connection, gives back what it is given); and any
+other name imports the module as it is looked up. Nothing changes but when they are
+imported: in the adapter, never.
 
 trio imports, as it is imported, its DTLS, TLS, subprocess, path and file modules, and
 its thread cache, which looks for the pthread library (ctypes.util, which runs
@@ -40,7 +43,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, NewType
 
 #: Each module stood in for, and the names hypercorn's own modules import from it.
 UNUSED: dict[str, tuple[str, ...]] = {
@@ -52,7 +55,42 @@ UNUSED: dict[str, tuple[str, ...]] = {
     # hypercorn.typing, utils and trio.run: `from multiprocessing.synchronize import Event
     # as EventType`, for the multi-process runner's annotations (and typing's WorkerFunc).
     "multiprocessing.synchronize": ("Event",),
+    "hypercorn.typing": (
+        # Its ASGI and protocol types: in annotations (text), and at run time a type given
+        # to cast() or as a memory channel's argument, where a function does as well as
+        # the type; and ConnectionState (NEW_TYPES), called on each connection.
+        "ASGIFramework",
+        "ASGIReceiveCallable",
+        "ASGIReceiveEvent",
+        "ASGISendCallable",
+        "ASGISendEvent",
+        "AppWrapper",
+        "ConnectionState",
+        "Event",
+        "Framework",
+        "H11SendableEvent",
+        "HTTPResponseStartEvent",
+        "HTTPScope",
+        "LifespanScope",
+        "LifespanState",
+        "ResponseSummary",
+        "Scope",
+        "SingleTask",
+        "TaskGroup",
+        "WSGIFramework",
+        "WWWScope",
+        "WebsocketAcceptEvent",
+        "WebsocketResponseBodyEvent",
+        "WebsocketResponseStartEvent",
+        "WebsocketScope",
+        "WorkerContext",
+        "WorkerFunc",
+    ),
 }
+#: Names of UNUSED's that are NewTypes, called at run time: a NewType gives back what it
+#: is called with, so the stand-in's is a NewType of its own, called without importing
+#: the module (hypercorn's typing: its connections' state, on every connection).
+NEW_TYPES = {"hypercorn.typing": ("ConnectionState",)}
 #: Packages not imported for their module's stand-in: multiprocessing's own (its
 #: contexts, pickle) would be two fifths of what the stand-in saves. Such a stand-in is
 #: taken out of sys.modules as its package is imported (`Unimported`).
@@ -86,6 +124,8 @@ class StandIn(ModuleType):
         super().__init__(name, f"stands in for {name}, imported at its first use")
         for each in names:
             setattr(self, each, _calling(name, each))
+        for each in NEW_TYPES.get(name, ()):
+            setattr(self, each, NewType(each, Any))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # what the import system asks of any module

@@ -22,6 +22,7 @@ import pytest
 
 from n8n_a2a.http import unused
 from n8n_a2a.http.unused import (
+    NEW_TYPES,
     THREAD_CACHE,
     TRIO_NAMESPACES,
     TRIO_UNUSED,
@@ -70,6 +71,7 @@ def test_hypercorn_imports_from_each_only_the_names_stood_in_for() -> None:
     found = {
         (where, module, tuple(alias.name for alias in node.names))
         for where, module, node in imports_of_unused()
+        if module != "hypercorn.typing"  # below
     }
     assert found == {
         ("protocol/__init__.py", "hypercorn.protocol.h2", ("H2Protocol",)),
@@ -133,6 +135,73 @@ def test_hypercorns_typing_only_annotates_with_h2s_events() -> None:
     events = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "events"]
     read = [n.lineno for n in events if id(n) not in annotations_in(tree)]
     assert events and read == [], f"hypercorn {HYPERCORN} typing.py:{read} reads h2.events"
+
+
+def test_hypercorn_imports_from_its_typing_the_names_stood_in_for() -> None:
+    taken = {
+        alias.name
+        for _, module, node in imports_of_unused()
+        if module == "hypercorn.typing"
+        for alias in node.names
+    }
+    assert taken == set(UNUSED["hypercorn.typing"]), f"hypercorn {HYPERCORN} takes others"
+
+
+def runtime_uses_of_types(tree: ast.AST, names: set[str]) -> list[ast.Name]:
+    """The uses of `names` in `tree` that a function standing in for a type would not do
+    for: not in an annotation, nor the type given to cast() or a memory channel, nor a
+    NewType called."""
+    allowed = set(annotations_in(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "cast" and node.args:
+            allowed.add(id(node.args[0]))
+        called = node.func if isinstance(node, ast.Call) else None
+        if isinstance(called, ast.Name) and called.id in NEW_TYPES["hypercorn.typing"]:
+            allowed.add(id(called))
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith(
+            "open_memory_channel"
+        ):
+            allowed.update(id(n) for n in ast.walk(node.slice))
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and n.id in names and id(n) not in allowed
+    ]
+
+
+def test_hypercorn_uses_its_typing_only_where_a_stand_in_does() -> None:
+    """Its types in annotations (text, under `from __future__ import annotations`), as
+    cast()'s type, as a memory channel's argument; ConnectionState called (a NewType)."""
+    found = []
+    for where, module, node in imports_of_unused():
+        if module != "hypercorn.typing":
+            continue
+        source = (SOURCES / where).read_text()
+        assert "from __future__ import annotations" in source, where
+        names = {alias.asname or alias.name for alias in node.names}
+        uses = runtime_uses_of_types(ast.parse(source), names)
+        found += [f"{where}:{n.lineno} {n.id}" for n in uses]
+    assert found == [], f"hypercorn {HYPERCORN} uses its types otherwise"
+
+
+def test_the_adapter_uses_hypercorns_typing_only_where_a_stand_in_does() -> None:
+    package = Path(unused.__file__).parent.parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "hypercorn.typing":
+                names = {alias.asname or alias.name for alias in node.names}
+                uses = runtime_uses_of_types(tree, names)
+                found += [f"{path.name}:{n.lineno} {n.id}" for n in uses]
+    assert found == []
+
+
+def test_a_new_type_stood_in_for_gives_back_what_it_is_called_with() -> None:
+    stand_in = StandIn("hypercorn.typing", UNUSED["hypercorn.typing"])
+    state = {"key": "value"}
+    assert stand_in.ConnectionState(state) is state
+    assert sys.modules.get("hypercorn.typing") is not stand_in
 
 
 @pytest.mark.parametrize("where", ["typing.py", "utils.py", "trio/run.py"])
