@@ -37,11 +37,15 @@ import marshal
 import os
 import sys
 from collections.abc import Callable
-from hashlib import blake2b
 from importlib.machinery import ModuleSpec
 from importlib.util import MAGIC_NUMBER
 from types import CodeType, ModuleType
 from typing import Any
+
+try:  # hashlib's own blake2b, without hashlib's import of OpenSSL's digests (_hashlib)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module: hashlib's
+    from hashlib import blake2b
 
 #: Code by what it is compiled from (its source, file name, mode and compiler flags), as
 #: their BLAKE2b digest of DIGEST bytes: the texts themselves would be read for nothing.
