@@ -243,8 +243,9 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     before a config, the HTTP+JSON binding's before its first request, and
     prometheus_client before the operator's app (and /metrics) is first asked, the email
     package before a card's If-Modified-Since, html's entities before a webhook answers
-    with an HTML page, and hashlib (OpenSSL's digests) before a caller's token: they are
-    imported by the configuration (or the first config, or request) that names them.
+    with an HTML page, ssl (OpenSSL) before an https URL is dialled or a CA bundle read,
+    and hashlib (OpenSSL's digests) before a caller's token: they are imported by the
+    configuration (or the first config, or request) that names them.
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
     files (tomllib, logging.config) the adapter never gives it, nor multiprocessing for
@@ -281,7 +282,10 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "email",
         "html",  # for a webhook's HTML error page (core/sanitising.py)
         "difflib",  # for an ADAPTER_ name that is no variable's (config/load.py)
-        # OpenSSL's digests, for a caller's token (core/owners.py); blake2b is _blake2's.
+        # OpenSSL: its TLS, for an https webhook, push or issuer, or a CA bundle (http/
+        # unused.py); its digests, for a caller's token (core/owners.py).
+        "ssl",
+        "_ssl",
         "hashlib",
         "_hashlib",
         "hmac",

@@ -8,16 +8,19 @@ h2, hpack, hyperframe, priority and wsproto, for protocols the adapter refuses
 protocol other than HTTP/1.1); tomllib and logging.config (its config and logging
 modules), for configuration files the adapter never gives it (it is configured by its
 environment, and logs its own way); multiprocessing's synchronize (its typing and
-utils), for its multi-process runner's annotations; and its typing module, TypedDicts
-and Protocols for its annotations (12 million instructions). `defer_unused`, run by the
-command before it imports trio (and as this package is imported: before the seam
-imports hypercorn's protocol package, or server.py its config), puts a stand-in for
-each in sys.modules: a name hypercorn's modules import from one (H2Protocol, WSStream,
-dictConfig, fileConfig, Event, the types) is a function that imports the module at its
-first call and calls the name's own, but for a NewType, one of the stand-in's own
-(ConnectionState, called on every connection, gives back what it is given); and any
-other name imports the module as it is looked up. Nothing changes but when they are
-imported: in the adapter, never.
+utils), for its multi-process runner's annotations; its typing module, TypedDicts and
+Protocols for its annotations (12 million instructions); and ssl (its config), for TLS
+the adapter never asks of it (it serves plain HTTP), with OpenSSL's libraries.
+`defer_unused`, run by the command before it imports trio (and as this package is
+imported: before the seam imports hypercorn's protocol package, or server.py its
+config), puts a stand-in for each in sys.modules: a name hypercorn's modules import
+from one (H2Protocol, WSStream, dictConfig, fileConfig, Event, the types) is a function
+that imports the module at its first call and calls the name's own, but for a NewType,
+one of the stand-in's own (ConnectionState, called on every connection, gives back what
+it is given), and for ssl's, a Forwarding (FORWARDED); any other name imports the module
+as it is looked up. Nothing changes but when they are imported: in the adapter, never,
+but for ssl, as the first https URL (a webhook's, a push's, an issuer's) is dialled or a
+CA bundle is read.
 
 trio imports, as it is imported, its DTLS, TLS, subprocess, path and file modules, and
 its thread cache, which looks for the pthread library (ctypes.util, which runs
@@ -55,6 +58,7 @@ UNUSED: dict[str, tuple[str, ...]] = {
     # hypercorn.typing, utils and trio.run: `from multiprocessing.synchronize import Event
     # as EventType`, for the multi-process runner's annotations (and typing's WorkerFunc).
     "multiprocessing.synchronize": ("Event",),
+    "ssl": (),  # FORWARDED's
     "hypercorn.typing": (
         # Its ASGI and protocol types: in annotations (text), and at run time a type given
         # to cast() or as a memory channel's argument, where a function does as well as
@@ -87,6 +91,25 @@ UNUSED: dict[str, tuple[str, ...]] = {
         "WorkerFunc",
     ),
 }
+#: The ssl module, which hypercorn's config imports seven names from, for TLS the adapter
+#: never asks of it (it serves plain HTTP), and with them OpenSSL's libraries (24 million
+#: instructions): the webhook's client, a push's and an issuer's import it as each first
+#: dials https, or a CA bundle is configured. Its names are FORWARDED: each, called or an
+#: attribute of it read (Purpose.CLIENT_AUTH), is the module's own, imported then; and
+#: the modules that took them, REBOUND, get the module's own in their place, for those
+#: they read as values (OP_NO_COMPRESSION, after create_default_context's call).
+FORWARDED = {
+    "ssl": (
+        "OP_NO_COMPRESSION",
+        "Purpose",
+        "SSLContext",
+        "TLSVersion",
+        "VerifyFlags",
+        "VerifyMode",
+        "create_default_context",
+    )
+}
+REBOUND = {"ssl": ("hypercorn.config",)}
 #: Names of UNUSED's that are NewTypes, called at run time: a NewType gives back what it
 #: is called with, so the stand-in's is a NewType of its own, called without importing
 #: the module (hypercorn's typing: its connections' state, on every connection).
@@ -126,6 +149,8 @@ class StandIn(ModuleType):
             setattr(self, each, _calling(name, each))
         for each in NEW_TYPES.get(name, ()):
             setattr(self, each, NewType(each, Any))
+        for each in FORWARDED.get(name, ()):
+            setattr(self, each, Forwarding(name, each))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # what the import system asks of any module
@@ -228,10 +253,36 @@ def _bind(namespace: ModuleType, module: ModuleType, module_of: dict[str, str]) 
 
 
 def imported(name: str) -> ModuleType:
-    """The module itself, imported now if a stand-in held its place."""
-    if isinstance(sys.modules.get(name), StandIn):
-        del sys.modules[name]  # the package's attribute follows the import
-    return importlib.import_module(name)
+    """The module itself, imported now if a stand-in held its place (REBOUND's modules
+    given its own names for the stand-in's, then)."""
+    if not isinstance(sys.modules.get(name), StandIn):
+        return importlib.import_module(name)
+    del sys.modules[name]  # the package's attribute follows the import
+    module = importlib.import_module(name)
+    for importer in (sys.modules.get(each) for each in REBOUND.get(name, ())):
+        for taken, value in list(vars(importer or ModuleType("none")).items()):
+            if isinstance(value, Forwarding) and value.module == name:
+                setattr(importer, taken, getattr(module, value.name))
+    return module
+
+
+class Forwarding:
+    """A name of FORWARDED's module, taken from its stand-in: called, or an attribute of
+    it read, it is the module's own name (the module imported then)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._own()(*args, **kwargs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return getattr(self._own(), attribute)
+
+    def _own(self) -> Any:
+        return getattr(imported(self.module), self.name)
 
 
 def _calling(module: str, name: str) -> Callable[..., Any]:

@@ -17,16 +17,21 @@ import sys
 import typing
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+import trustme
 
 from n8n_a2a.http import unused
 from n8n_a2a.http.unused import (
+    FORWARDED,
     NEW_TYPES,
+    REBOUND,
     THREAD_CACHE,
     TRIO_NAMESPACES,
     TRIO_UNUSED,
     UNUSED,
+    Forwarding,
     StandIn,
     Unimported,
     defer_unused,
@@ -71,7 +76,7 @@ def test_hypercorn_imports_from_each_only_the_names_stood_in_for() -> None:
     found = {
         (where, module, tuple(alias.name for alias in node.names))
         for where, module, node in imports_of_unused()
-        if module != "hypercorn.typing"  # below
+        if module not in ("hypercorn.typing", "ssl")  # below
     }
     assert found == {
         ("protocol/__init__.py", "hypercorn.protocol.h2", ("H2Protocol",)),
@@ -195,6 +200,58 @@ def test_the_adapter_uses_hypercorns_typing_only_where_a_stand_in_does() -> None
                 uses = runtime_uses_of_types(tree, names)
                 found += [f"{path.name}:{n.lineno} {n.id}" for n in uses]
     assert found == []
+
+
+def test_hypercorns_config_imports_from_ssl_only_the_names_forwarded() -> None:
+    found = {
+        (where, tuple(sorted(alias.name for alias in node.names)))
+        for where, module, node in imports_of_unused()
+        if module == "ssl"
+    }
+    assert found == {
+        ("config.py", FORWARDED["ssl"]),
+        ("__main__.py", ("ssl",)),  # hypercorn's command line: not in the adapter
+    }, f"hypercorn {HYPERCORN} imports ssl so"
+    assert REBOUND["ssl"] == ("hypercorn.config",)
+
+
+def test_hypercorns_config_reads_a_name_of_ssl_as_a_value_only_after_calling_one() -> None:
+    """Each of them in annotations, called, or an attribute of it read (Forwarding does
+    for all three); but OP_NO_COMPRESSION is a value (an int), read after the call to
+    create_default_context, which has put ssl's own names in the config's place."""
+    tree = ast.parse((SOURCES / "config.py").read_text())
+    names = set(FORWARDED["ssl"])
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    read = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
+    as_values = [n for n in uses if id(n) not in called | read | annotations_in(tree)]
+    assert [n.id for n in as_values] == ["OP_NO_COMPRESSION"], f"hypercorn {HYPERCORN}"
+    [function] = [
+        f
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef) and any(n in ast.walk(f) for n in as_values)
+    ]
+    calls_first = [
+        n.lineno
+        for n in ast.walk(function)
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == "create_default_context"
+    ]
+    assert calls_first and min(calls_first) < as_values[0].lineno, f"hypercorn {HYPERCORN}"
+
+
+def test_a_forwarded_name_is_the_modules_own_and_its_importers_get_that(
+    colorsys: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    importer = ModuleType("importer")
+    importer.hls_to_rgb = Forwarding("colorsys", "hls_to_rgb")  # type: ignore[attr-defined]
+    importer.ONE_THIRD = Forwarding("colorsys", "ONE_THIRD")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "importer", importer)
+    monkeypatch.setitem(REBOUND, "colorsys", ("importer",))
+    assert importer.ONE_THIRD.real == 1.0 / 3.0  # an attribute read: the module's own
+    real = sys.modules["colorsys"]
+    assert not isinstance(real, StandIn)
+    assert importer.ONE_THIRD == real.ONE_THIRD and importer.hls_to_rgb is real.hls_to_rgb
+    assert Forwarding("colorsys", "hls_to_rgb")(0.0, 1.0, 0.0) == (1.0, 1.0, 1.0)
 
 
 def test_a_new_type_stood_in_for_gives_back_what_it_is_called_with() -> None:
@@ -447,3 +504,41 @@ def test_trio_stood_in_for_gives_each_name_as_trio_does_and_each_module_works() 
     assert lazy["names"] == eager["names"] and len(eager["names"]) == 17
     assert all(own for *_, own in lazy["names"])
     assert python(TRIO_AT_WORK) == "at work\n"
+
+
+#: hypercorn's TLS, which the adapter never asks of it, made with ssl stood in for (the
+#: certificate and key files as arguments).
+HYPERCORN_TLS = """
+import sys
+from n8n_a2a.http.unused import StandIn, defer_unused
+
+defer_unused()
+import hypercorn.config
+
+assert isinstance(sys.modules["ssl"], StandIn) and "_ssl" not in sys.modules
+config = hypercorn.config.Config()
+config.certfile, config.keyfile = sys.argv[1:]
+context = config.create_ssl_context()
+import ssl
+
+assert isinstance(context, ssl.SSLContext) and context.minimum_version is ssl.TLSVersion.TLSv1_2
+assert context.options == ssl.OP_NO_COMPRESSION
+assert hypercorn.config.OP_NO_COMPRESSION is ssl.OP_NO_COMPRESSION
+assert hypercorn.config.create_default_context is ssl.create_default_context
+print("served over TLS")
+"""
+
+
+@pytest.mark.slow  # a Python process of its own: ssl not imported yet
+def test_hypercorns_tls_is_made_with_ssl_stood_in_for(tmp_path: Path) -> None:
+    certificate = trustme.CA().issue_cert("127.0.0.1")
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certificate.cert_chain_pems[0].write_to_path(str(cert_file))
+    certificate.private_key_pem.write_to_path(str(key_file))
+    done = subprocess.run(
+        [sys.executable, "-c", HYPERCORN_TLS, str(cert_file), str(key_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == "served over TLS\n", done.stderr
