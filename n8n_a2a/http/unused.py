@@ -96,8 +96,8 @@ UNUSED: dict[str, tuple[str, ...]] = {
 #: instructions): the webhook's client, a push's and an issuer's import it as each first
 #: dials https, or a CA bundle is configured. Its names are FORWARDED: each, called or an
 #: attribute of it read (Purpose.CLIENT_AUTH), is the module's own, imported then; and
-#: the modules that took them, REBOUND, get the module's own in their place, for those
-#: they read as values (OP_NO_COMPRESSION, after create_default_context's call).
+#: as it is, the modules that took them get the module's own in their place (`imported`),
+#: for those they read as values (OP_NO_COMPRESSION, after create_default_context's call).
 FORWARDED = {
     "ssl": (
         "OP_NO_COMPRESSION",
@@ -109,7 +109,6 @@ FORWARDED = {
         "create_default_context",
     )
 }
-REBOUND = {"ssl": ("hypercorn.config",)}
 #: Names of UNUSED's that are NewTypes, called at run time: a NewType gives back what it
 #: is called with, so the stand-in's is a NewType of its own, called without importing
 #: the module (hypercorn's typing: its connections' state, on every connection).
@@ -253,17 +252,34 @@ def _bind(namespace: ModuleType, module: ModuleType, module_of: dict[str, str]) 
 
 
 def imported(name: str) -> ModuleType:
-    """The module itself, imported now if a stand-in held its place (REBOUND's modules
-    given its own names for the stand-in's, then)."""
-    if not isinstance(sys.modules.get(name), StandIn):
+    """The module itself, imported now if a stand-in held its place; then every module's
+    name for the stand-in, or for one of its names, is the module's own (`_rebind`)."""
+    stand_in = sys.modules.get(name)
+    if not isinstance(stand_in, StandIn):
         return importlib.import_module(name)
     del sys.modules[name]  # the package's attribute follows the import
     module = importlib.import_module(name)
-    for importer in (sys.modules.get(each) for each in REBOUND.get(name, ())):
-        for taken, value in list(vars(importer or ModuleType("none")).items()):
-            if isinstance(value, Forwarding) and value.module == name:
-                setattr(importer, taken, getattr(module, value.name))
+    _rebind(stand_in, module)
     return module
+
+
+def _rebind(stand_in: StandIn, module: ModuleType) -> None:
+    """Give each module that took `stand_in`, or one of its names, the module's own in its
+    place: what hypercorn's config reads as a value (OP_NO_COMPRESSION), and no stand-in
+    between a caller and the module from then on (trio's thread cache, on every thread
+    started; ssl in trio's TLS stream, imported while it stood in). Once a stand-in, some
+    400 modules' names: 0.5 ms."""
+    own: dict[int, object] = {id(stand_in): module}
+    for taken, value in vars(stand_in).items():
+        if not taken.startswith("__"):
+            own[id(value)] = getattr(module, taken)
+    for importer in list(sys.modules.values()):
+        if not isinstance(importer, ModuleType) or isinstance(importer, StandIn):
+            continue
+        namespace = vars(importer)
+        for global_name, value in list(namespace.items()):
+            if id(value) in own:
+                namespace[global_name] = own[id(value)]
 
 
 class Forwarding:

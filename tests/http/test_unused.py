@@ -26,7 +26,6 @@ from n8n_a2a.http import unused
 from n8n_a2a.http.unused import (
     FORWARDED,
     NEW_TYPES,
-    REBOUND,
     THREAD_CACHE,
     TRIO_NAMESPACES,
     TRIO_UNUSED,
@@ -212,7 +211,6 @@ def test_hypercorns_config_imports_from_ssl_only_the_names_forwarded() -> None:
         ("config.py", FORWARDED["ssl"]),
         ("__main__.py", ("ssl",)),  # hypercorn's command line: not in the adapter
     }, f"hypercorn {HYPERCORN} imports ssl so"
-    assert REBOUND["ssl"] == ("hypercorn.config",)
 
 
 def test_hypercorns_config_reads_a_name_of_ssl_as_a_value_only_after_calling_one() -> None:
@@ -239,18 +237,25 @@ def test_hypercorns_config_reads_a_name_of_ssl_as_a_value_only_after_calling_one
     assert calls_first and min(calls_first) < as_values[0].lineno, f"hypercorn {HYPERCORN}"
 
 
-def test_a_forwarded_name_is_the_modules_own_and_its_importers_get_that(
-    colorsys: StandIn, monkeypatch: pytest.MonkeyPatch
+def test_a_forwarded_name_is_the_modules_own_and_every_module_that_took_it_gets_that(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setitem(FORWARDED, "colorsys", ("ONE_THIRD", "hls_to_rgb"))
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    stand_in = StandIn("colorsys", ())
+    monkeypatch.setitem(sys.modules, "colorsys", stand_in)
     importer = ModuleType("importer")
-    importer.hls_to_rgb = Forwarding("colorsys", "hls_to_rgb")  # type: ignore[attr-defined]
-    importer.ONE_THIRD = Forwarding("colorsys", "ONE_THIRD")  # type: ignore[attr-defined]
+    vars(importer).update(third=stand_in.ONE_THIRD, rgb=stand_in.hls_to_rgb, colorsys=stand_in)
     monkeypatch.setitem(sys.modules, "importer", importer)
-    monkeypatch.setitem(REBOUND, "colorsys", ("importer",))
-    assert importer.ONE_THIRD.real == 1.0 / 3.0  # an attribute read: the module's own
+    assert isinstance(vars(importer)["third"], Forwarding)
+    assert vars(importer)["third"].real == 1.0 / 3.0  # an attribute read: the module's own
     real = sys.modules["colorsys"]
     assert not isinstance(real, StandIn)
-    assert importer.ONE_THIRD == real.ONE_THIRD and importer.hls_to_rgb is real.hls_to_rgb
+    assert vars(importer) == vars(importer) | {
+        "third": real.ONE_THIRD,
+        "rgb": real.hls_to_rgb,
+        "colorsys": real,
+    }
     assert Forwarding("colorsys", "hls_to_rgb")(0.0, 1.0, 0.0) == (1.0, 1.0, 1.0)
 
 
@@ -441,15 +446,18 @@ print(json.dumps({"before": before, "thread_cache": thread_cache, "names": names
 #: At work, each module stood in for while the command's start did not use it: TLS (the
 #: webhook's dial, to a name looked up in a thread), a subprocess, a path and a file.
 TRIO_AT_WORK = """
-import ssl, sys
+import sys
 from functools import partial
-from n8n_a2a.http.unused import defer_unused
+from n8n_a2a.http.unused import StandIn, defer_unused
 
 defer_unused()
-import trio, trustme
+import trio
 from n8n_a2a.webhook.network import Origin, open_stream
 
 assert "trio._ssl" not in sys.modules and "trio._subprocess" not in sys.modules
+assert isinstance(sys.modules["ssl"], StandIn)
+trio.SSLStream  # trio's TLS imported with ssl stood in for: ssl's own, once it is
+import ssl, trustme
 
 
 async def echo(stream: trio.abc.Stream) -> None:
@@ -477,6 +485,11 @@ async def main() -> None:
     assert await path.exists()
     async with await trio.open_file(await path.resolve(), "rb") as file:
         assert b"n8n-a2a" in await file.read()
+    # No stand-in between a caller and the modules now: their own names everywhere.
+    cache = sys.modules["trio._core._thread_cache"]
+    assert trio.lowlevel.start_thread_soon is cache.start_thread_soon
+    assert sys.modules["trio._threads"].start_thread_soon is cache.start_thread_soon
+    assert sys.modules["trio._ssl"]._stdlib_ssl is sys.modules["ssl"]
     print("at work")
 
 
