@@ -15,13 +15,15 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trustme
 
 from n8n_a2a import __version__
 from n8n_a2a.server import CannotListen, serve
 from tests.support.adapter import free_port, make_settings, send_in_background, wait_until_serving
 from tests.support.card_keys import KID, private_pem
 from tests.support.environments import GOOD
-from tests.support.stub_webhook import StubWebhook
+from tests.support.jsonrpc import V1, rpc, send_v1
+from tests.support.stub_webhook import StubWebhook, start_stub_webhook
 
 
 def fields(caplog: pytest.LogCaptureFixture, event: str) -> dict[str, Any]:
@@ -169,23 +171,63 @@ async def test_a_signed_card_is_logged_by_its_key_name_and_the_key_is_shown_nowh
     assert not [row for row in material if any(row in text for text in [output, *served])]
 
 
-#: A start with the default configuration, in a process of its own: once it serves, the
-#: names of every module it has imported, one a line.
+async def test_the_command_calls_an_https_webhook_by_name_and_is_scraped(
+    nursery: trio.Nursery, tmp_path: Any
+) -> None:
+    """What the command's start stands in for is there when used: trio's TLS for an https
+    webhook, its thread cache for a name's lookup and the first scrape's metrics
+    (http/unused.py)."""
+    authority = trustme.CA()
+    certificate = authority.issue_cert("localhost", "127.0.0.1")
+    cert_file, key_file, bundle = (tmp_path / n for n in ("cert.pem", "key.pem", "ca.pem"))
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    certificate.private_key_pem.write_to_path(str(key_file))
+    authority.cert_pem.write_to_path(str(bundle))
+    tls = await start_stub_webhook(nursery, certfile=str(cert_file), keyfile=str(key_file))
+    webhook_url = tls.url.replace("//127.0.0.1:", "//localhost:")
+    environ = process_environ(
+        tls, free_port(), ADAPTER_WEBHOOK_URL=webhook_url, ADAPTER_CA_BUNDLE=str(bundle)
+    )
+    answers: list[Any] = []
+
+    async def call(public_url: str) -> None:
+        answers.append((await rpc(public_url, send_v1("answer:secure"), V1))["result"]["task"])
+        async with httpx.AsyncClient(base_url=public_url) as client:
+            answers.append((await client.get("metrics")).status_code)
+
+    await serve_until_sigint(environ, call)
+    [task, scraped] = answers
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED" and scraped == 200
+    assert task["artifacts"][0]["parts"][0]["text"] == "secure"
+    assert tls.received and tls.received[0].json
+
+
+#: A start with the default configuration, in a process of its own: once it has served
+#: its card, the names of every module it has imported, one a line (a stand-in is none:
+#: http/unused.py).
 MODULES_ONCE_SERVING = """
 import sys
 from functools import partial
 
+import n8n_a2a.__main__  # the command's imports, as it starts
 import trio
 
 from n8n_a2a.config import load_settings
+from n8n_a2a.http.unused import StandIn
 from n8n_a2a.server import serve
 
 
 async def main() -> None:
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        await nursery.start(partial(serve, load_settings(), shutdown_trigger=stop.wait))
-        print("\\n".join(sorted(sys.modules)))
+        settings = load_settings()
+        await nursery.start(partial(serve, settings, shutdown_trigger=stop.wait))
+        stream = await trio.open_tcp_stream(settings.host, settings.port)
+        await stream.send_all(b"GET /.well-known/agent-card.json HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n")
+        assert (await stream.receive_some()).startswith(b"HTTP/1.1 200 ")
+        await stream.aclose()
+        imported = (name for name, module in sys.modules.items() if not isinstance(module, StandIn))
+        print("\\n".join(sorted(imported)))
         stop.set()
 
 
@@ -200,12 +242,16 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     ADAPTER_WEBHOOK_STREAMING, OpenTelemetry without an endpoint, the push routes' tables
     before a config, the HTTP+JSON binding's before its first request, and
     prometheus_client before the operator's app (and /metrics) is first asked, the email
-    package before a card's If-Modified-Since, and html's entities before a webhook
-    answers with an HTML page: they are
-    imported by the configuration (or the first config, or request) that names them.
+    package before a card's If-Modified-Since, html's entities before a webhook answers
+    with an HTML page, ssl (OpenSSL) before an https URL is dialled or a CA bundle read,
+    and hashlib (OpenSSL's digests) before a caller's token: they are imported by the
+    configuration (or the first config, or request) that names them.
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
-    files (tomllib, logging.config) the adapter never gives it (http/unused.py)."""
+    files (tomllib, logging.config) the adapter never gives it, nor multiprocessing for
+    its typing, nor its typing, not even to serve the card; nor trio's DTLS, TLS,
+    subprocess, path and file modules, nor its thread cache (ctypes.util), each imported
+    as it is first used (http/unused.py)."""
     port = free_port()
     environ = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -236,11 +282,31 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "email",
         "html",  # for a webhook's HTML error page (core/sanitising.py)
         "difflib",  # for an ADAPTER_ name that is no variable's (config/load.py)
+        # OpenSSL: its TLS, for an https webhook, push or issuer, or a CA bundle (http/
+        # unused.py); its digests, for a caller's token (core/owners.py).
+        "ssl",
+        "_ssl",
+        "hashlib",
+        "_hashlib",
+        "hmac",
+        "secrets",
         # HTTP/2 and WebSocket support, for protocols the adapter refuses (http/unused.py).
         "wsproto",
         "hpack",
         "hyperframe",
         "priority",
+        "multiprocessing",  # for hypercorn's typing (http/unused.py)
+    )
+    # trio's, until their first use (http/unused.py); the thread cache's ctypes.util.
+    trios = (
+        "trio._dtls",
+        "trio._ssl",
+        "trio._highlevel_ssl_helpers",
+        "trio._subprocess",
+        "trio._path",
+        "trio._file_io",
+        "trio._core._thread_cache",
+        "ctypes.util",
     )
     ours = (
         "n8n_a2a.store.postgres",
@@ -258,12 +324,13 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "n8n_a2a.protocol.addresses",
         "n8n_a2a.observability.exposition",
     )
-    # Stood in for (http/unused.py): h2.events (hypercorn.typing imports h2's package, its
-    # version alone, for it), tomllib and logging.config; what they would import is not.
-    stood_in = ("h2.", "tomllib.", "logging.handlers", "socketserver")
+    # Stood in for (http/unused.py): hypercorn.typing, h2.events (hypercorn.typing imports
+    # h2's package, its version alone, for it), tomllib and logging.config; what they
+    # would import is not.
+    stood_in = ("hypercorn.typing", "h2.", "tomllib.", "logging.handlers", "socketserver")
     found = [
         m
         for m in modules
-        if m.split(".")[0] in unused or (m.startswith(ours + stood_in) and m != "h2.events")
+        if m.split(".")[0] in unused or m in trios or m.startswith(ours + stood_in)
     ]
     assert sorted(found) == []

@@ -3,7 +3,6 @@ changes), signed with ADAPTER_CARD_SIGNING_KEY, with ETag and Last-Modified."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -17,6 +16,11 @@ from ..protocol.card import CardFacts, OAuthFlow, agent_card
 from ..protocol.model import JSONObject
 from .exchange import Answer, Asked
 from .negotiation import VERSION_HEADER, Lookup, Negotiation
+
+try:  # hashlib's own blake2b, without hashlib's import of OpenSSL's digests (_hashlib)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module: hashlib's
+    from hashlib import blake2b
 
 if TYPE_CHECKING:
     from ..auth.verifier import OidcVerifier  # the oidc extra; only with ADAPTER_OIDC_ISSUER
@@ -71,7 +75,7 @@ class CachedCard:
     @classmethod
     def of(cls, card: Mapping[str, object]) -> CachedCard:
         body = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
-        return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+        return cls(body, '"' + blake2b(body, digest_size=16).hexdigest() + '"')
 
 
 def not_modified(headers: Lookup, etag: str, last_modified: datetime) -> bool:

@@ -8,7 +8,6 @@ caller; auth/ says who is calling, and so whose tasks it may touch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 #: A task's owner: None for the anonymous caller, else an opaque digest.
@@ -19,10 +18,14 @@ def token_owner(token: str | None) -> Owner:
     """The default owner: the SHA-256 of the bearer token (a new token is a new owner)."""
     if token is None:
         return None
+    import hashlib  # here: a start, and a process only ever called anonymously, do without
+
     return "token:" + hashlib.sha256(token.encode()).hexdigest()
 
 
 def subject_owner(issuer: str, subject: str) -> str:
     """The owner of a verified token: its issuer and subject, whatever token carries them, so
     a caller whose token is refreshed keeps its tasks."""
+    import hashlib  # as token_owner's
+
     return "oidc:" + hashlib.sha256(json.dumps([issuer, subject]).encode()).hexdigest()

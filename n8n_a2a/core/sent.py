@@ -16,7 +16,6 @@ retry count). Pure: no I/O.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,11 @@ from ..protocol.base64_bytes import Base64Bytes
 from ..protocol.errors import A2AError, quoted_id
 from ..protocol.model import Message, Part, PartKind, Role
 from .owners import Owner
+
+try:  # hashlib's own blake2b, without hashlib's import of OpenSSL's digests (_hashlib)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module: hashlib's
+    from hashlib import blake2b
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +58,8 @@ def fingerprint(message: Message) -> str:
     ids = (message.role is Role.AGENT, message.task_id, message.context_id)
     if len(texts) == len(parts):
         canonical = repr((ids, texts)).encode("utf-8", "surrogatepass")
-        return hashlib.blake2b(canonical, digest_size=16).hexdigest()
-    digest = hashlib.blake2b(digest_size=16)
+        return blake2b(canonical, digest_size=16).hexdigest()
+    digest = blake2b(digest_size=16)
     _feed(digest, _CANONICAL.encode([*ids, [_part(part) for part in parts]]).encode())
     for part in parts:
         if part.file is not None:

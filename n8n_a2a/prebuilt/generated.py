@@ -14,37 +14,56 @@ It is the code compiling the text makes: a text is found by the BLAKE2b digest o
 its file name, its mode and the compiler flags its caller's module gives it (attrs'
 compiles under `from __future__ import annotations`), in a FILE for this bytecode (its
 magic number first, the interpreter's cache tag in its name). A text FILE does not hold is
-compiled as before (attrs' __hash__ of a frozen class holds a number the hash seed makes),
-and a missing, stale or unreadable FILE costs the start its compiling, nothing else. Each of
-the two is given its compiler in its own namespace (`dataclasses.exec`,
-`attr._make.compile`, found before the builtin): the builtins stay as they are for
-everything else. attrs' own classes are compiled as before: they are defined as its
-module is imported, before its compiler can be given.
+compiled as before, and a missing, stale or unreadable FILE costs the start its compiling,
+nothing else. attrs writes into a frozen class's __hash__ a number its hash seed makes,
+another at each start: such a text is found with a number of the same width in its place
+(`Seeded`), and its code handed out with its own number (trio's twenty such classes were
+compiled anew at every start, 30 million instructions). typing compiles the text of each
+forward reference (a TypedDict's fields, under `from __future__ import annotations`):
+that code is handed out too. Each module is given its compiler in its own namespace
+(`dataclasses.exec`, `attr._make.compile`, `typing.compile`, found before the builtin):
+the builtins stay as they are for everything else. One not imported yet is given it as
+it is (`Giving`), before its code runs: attrs' own classes, defined as attr._make is
+imported (by trio), were compiled anew at every start (16 million instructions).
 """
 
 from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import itertools
 import marshal
 import os
 import sys
 from collections.abc import Callable
-from hashlib import blake2b
+from importlib.machinery import ModuleSpec
 from importlib.util import MAGIC_NUMBER
 from types import CodeType, ModuleType
 from typing import Any
+
+try:  # hashlib's own blake2b, without hashlib's import of OpenSSL's digests (_hashlib)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module: hashlib's
+    from hashlib import blake2b
 
 #: Code by what it is compiled from (its source, file name, mode and compiler flags), as
 #: their BLAKE2b digest of DIGEST bytes: the texts themselves would be read for nothing.
 Codes = dict[bytes, CodeType]
 DIGEST = 16
-#: A compiler of generated code: source, file name and mode in, its code out.
-CodeOf = Callable[[str, str, str], CodeType]
+#: A compiler of generated code: source, file name, mode and flags in, its code out.
+CodeOf = Callable[[str, str, str, int], CodeType]
 
-#: The modules that compile the code they generate, and the builtin each calls for it.
-COMPILERS = (("dataclasses", "exec"), ("attr._make", "compile"))
+#: The widths of attrs' seeded numbers FILE holds the code for: all but one in 1,000 of
+#: them (a 64-bit hash has 19 digits nine times in ten, 18 one in ten, and a sign half the
+#: time).
+SEEDED_WIDTHS = range(17, 21)
+#: What precedes the seeded number, on a line of its own, in attrs' __hash__.
+HASHED = "hash((\n"
+
+#: The modules that compile the code they generate (or, typing, forward references' text),
+#: and the builtin each calls for it.
+COMPILERS = (("dataclasses", "exec"), ("attr._make", "compile"), ("typing", "compile"))
 #: Beside the package's bytecode, for this interpreter's (None: it keeps none).
 FILE = (
     None
@@ -164,24 +183,62 @@ def write(made: Codes, path: str | None = None) -> str:
 
 def install(shelf: Shelf, made: Codes | None = None) -> bool:
     """Give each module of COMPILERS its compiler, handing out the code on `shelf` (and
-    keeping in `made`, if given, what it compiles for want of it). False if the first
-    has one already: once a process."""
-    givens: list[tuple[ModuleType, str, Callable[..., Any]]] = []
+    keeping in `made`, if given, what it compiles for want of it): in its namespace if it
+    is imported, else as it is (`Giving`: attrs' own classes, defined as it is imported,
+    get theirs too). False if one has one already: once a process."""
+    givens: list[tuple[str, str, Callable[..., Any]]] = []
+    code_of = _code_of(shelf, made)
     for name, builtin in COMPILERS:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:  # attrs is trio's: there unless trio is gone
-            continue
-        if builtin in vars(module):
+        module = sys.modules.get(name)
+        if module is None and importlib.util.find_spec(name.partition(".")[0]) is None:
+            continue  # attrs is trio's: there unless trio is gone
+        if (module is not None and builtin in vars(module)) or Giving.waiting(name):
             return False
-        flags = _future_flags(module)
-        code_of = _code_of(shelf, made, flags)
-        compiler = _exec(code_of) if builtin == "exec" else _compile(code_of, flags)
-        givens.append((module, builtin, compiler))
-    for module, builtin, compiler in givens:
-        setattr(module, builtin, compiler)
+        compiler = _exec(code_of, name) if builtin == "exec" else _compile(code_of, name)
+        givens.append((name, builtin, compiler))
+    for name, builtin, compiler in givens:
+        if name in sys.modules:
+            setattr(sys.modules[name], builtin, compiler)
+        else:
+            sys.meta_path.insert(0, Giving(name, builtin, compiler))
     _GIVEN.append(shelf)
     return True
+
+
+class Giving:
+    """A finder of no module, first on sys.meta_path until `name` is imported: the
+    loader the other finders find for it puts `builtin` in the module's namespace before
+    it runs the module's code (a spec asked for and not loaded changes nothing)."""
+
+    def __init__(self, name: str, builtin: str, compiler: Callable[..., Any]) -> None:
+        self.name, self.builtin, self.compiler = name, builtin, compiler
+
+    @staticmethod
+    def waiting(name: str) -> bool:
+        return any(isinstance(f, Giving) and f.name == name for f in sys.meta_path)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if name != self.name:
+            return None
+        spec = None
+        for finder in sys.meta_path:
+            find = None if finder is self else getattr(finder, "find_spec", None)
+            if find is not None and (spec := find(name, path, target)) is not None:
+                break
+        loader = spec.loader if spec is not None else None
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module: ModuleType) -> None:
+            setattr(module, self.builtin, self.compiler)
+            del vars(loader)["exec_module"]  # the loader's own again
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            run(module)
+
+        vars(loader)["exec_module"] = exec_module  # this loader's, this module's only
+        return spec
 
 
 def _future_flags(module: ModuleType) -> int:
@@ -197,8 +254,17 @@ def _future_flags(module: ModuleType) -> int:
     return int(flags)
 
 
-def _code_of(shelf: Shelf, made: Codes | None, flags: int) -> CodeOf:
-    def code_of(source: str, filename: str, mode: str) -> CodeType:
+def _code_of(shelf: Shelf, made: Codes | None) -> CodeOf:
+    def code_of(source: str, filename: str, mode: str, flags: int) -> CodeType:
+        seeded = Seeded.of(source)
+        if seeded is None:
+            return found(source, filename, mode, flags)
+        if made is not None:  # the build: each width a start may write
+            for width in SEEDED_WIDTHS:
+                found(seeded.text(width), filename, mode, flags)
+        return seeded.given(found(seeded.text(), filename, mode, flags))
+
+    def found(source: str, filename: str, mode: str, flags: int) -> CodeType:
         text = f"{flags} {mode} {filename}\n{source}".encode()
         key = blake2b(text, digest_size=DIGEST).digest()
         code = shelf.get(key)
@@ -211,21 +277,66 @@ def _code_of(shelf: Shelf, made: Codes | None, flags: int) -> CodeOf:
     return code_of
 
 
-def _exec(code_of: CodeOf) -> Callable[..., Any]:
-    """builtins.exec, a text's code found by `code_of`."""
+class Seeded:
+    """A text of attrs' with a frozen class's __hash__, whose number (what the class's
+    generated file name hashes to) the hash seed makes: written at `start` of the text
+    as `written`. Its code is compiled from the text with a stand-in of the same width,
+    ones (the same positions then for every instruction), and given its number back."""
+
+    def __init__(self, source: str, start: int, written: str, number: int) -> None:
+        self.source, self.start, self.written, self.number = source, start, written, number
+
+    @classmethod
+    def of(cls, source: str) -> Seeded | None:
+        at = source.find(HASHED)
+        if at < 0:
+            return None
+        begin = at + len(HASHED)
+        line = source[begin : source.find("\n", begin)]
+        indent = len(line) - len(line.lstrip(" "))
+        written = line[indent:-1]
+        if not written.removeprefix("-").isdecimal() or not line.endswith(","):
+            return None  # not as attrs writes it: compiled as it is
+        return cls(source, begin + indent, written, int(written))
+
+    def text(self, width: int | None = None) -> str:
+        """The text with a stand-in of `width` (the number's own) in the number's place."""
+        stand_in = "1" * (width or len(self.written))
+        return self.source[: self.start] + stand_in + self.source[self.start + len(self.written) :]
+
+    def given(self, code: CodeType) -> CodeType:
+        """`code` compiled from text(), its __hash__ given the number for the stand-in."""
+        return _given(code, self.number, int("1" * len(self.written)))
+
+
+def _given(code: CodeType, number: int, stand_in: int) -> CodeType:
+    constants = tuple(
+        _given(constant, number, stand_in)
+        if type(constant) is CodeType
+        else number
+        if code.co_name == "__hash__" and type(constant) is int and constant == stand_in
+        else constant
+        for constant in code.co_consts
+    )
+    return code.replace(co_consts=constants)
+
+
+def _exec(code_of: CodeOf, name: str) -> Callable[..., Any]:
+    """builtins.exec as called from module `name`, a text's code found by `code_of`."""
+    flags = _Flags(name)
 
     def exec_(source: Any, /, *args: Any, **kwargs: Any) -> Any:
         if type(source) is str:
-            source = code_of(source, "<string>", "exec")
+            source = code_of(source, "<string>", "exec", flags.of())
         return builtins.exec(source, *args, **kwargs)
 
     return exec_
 
 
-def _compile(code_of: CodeOf, inherited: int) -> Callable[..., Any]:
-    """builtins.compile as called from a module whose compiler flags are `inherited`, a
-    text's code found by `code_of` where it is asked as that module would (no flags, no
-    optimization level of its own)."""
+def _compile(code_of: CodeOf, name: str) -> Callable[..., Any]:
+    """builtins.compile as called from module `name`, a text's code found by `code_of`
+    where it is asked as that module would (no flags, no optimization level of its own)."""
+    module_flags = _Flags(name)
 
     def compile_(
         source: Any,
@@ -236,11 +347,25 @@ def _compile(code_of: CodeOf, inherited: int) -> Callable[..., Any]:
         optimize: int = -1,
         **kwargs: Any,
     ) -> Any:
+        inherited = module_flags.of()
         if not dont_inherit:
             flags |= inherited
         asked_plainly = flags == inherited and optimize == -1 and not kwargs
         if asked_plainly and type(source) is str and type(filename) is str:
-            return code_of(source, filename, mode)
+            return code_of(source, filename, mode, flags)
         return builtins.compile(source, filename, mode, flags, True, optimize, **kwargs)
 
     return compile_
+
+
+class _Flags:
+    """The compiler flags of module `name`'s `from __future__` imports, read at the first
+    compile it asks for (its namespace has them by then, if it was not imported before)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.flags = name, -1
+
+    def of(self) -> int:
+        if self.flags < 0:
+            self.flags = _future_flags(sys.modules[self.name])
+        return self.flags

@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # the registry of addresses: imported by the first address ju
 
 #: Opens a connection: to the origin (its host an address), TLS (`tls`, None for http)
 #: checked against the name (webhook/network.py's open_stream; a fake in tests).
-Connect = Callable[[Origin, ssl.SSLContext | None, str], Awaitable[WebhookStream]]
+# ssl's type as text: ssl is imported as the first https URL is dialled (http/unused.py).
+Connect = Callable[[Origin, "ssl.SSLContext | None", str], Awaitable[WebhookStream]]
 
 _USER_AGENT = f"n8n-a2a/{__version__}".encode()
 

@@ -89,7 +89,7 @@ class WebhookClient:
         self._streaming = settings.webhook_streaming
         self._multipart = settings.webhook_files == "multipart"
         self._max_reply = settings.max_reply_bytes
-        self._pool = StackPool(partial(ssl.create_default_context, cafile=settings.ca_bundle))
+        self._pool = StackPool(partial(_tls_context, settings.ca_bundle))
         # The fields every request carries, checked once.
         self._fixed_fields = field_lines(
             [
@@ -311,6 +311,12 @@ class _Inflater:
 
 #: The pauses before a resume is sent again while its execution still runs: 3.1 s in all.
 _RESUME_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """The webhook's TLS context, made as its first https connection is dialled: ssl's
+    OpenSSL is imported then, not at the start (http/unused.py)."""
+    return ssl.create_default_context(cafile=ca_bundle)
 
 
 def _still_running(reply: WebhookReply) -> bool:

@@ -13,8 +13,8 @@ bytes, never a copy of them.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -76,7 +76,8 @@ class FormBody:
 def form_body(document: str, files: tuple[FormFile, ...], boundary: str = "") -> FormBody:
     """The body of the JSON `document` and `files`; `boundary`: a fresh random one unless
     given (128 random bits: no file's bytes can be expected to hold it)."""
-    boundary = boundary or f"n8n-a2a-{secrets.token_hex(16)}"
+    # secrets.token_hex's bytes (os.urandom's), without secrets' import of hmac and hashlib.
+    boundary = boundary or f"n8n-a2a-{os.urandom(16).hex()}"
     delimiter = b"--" + boundary.encode("ascii") + _CRLF
     pieces = [
         delimiter,

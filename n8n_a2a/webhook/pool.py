@@ -31,7 +31,8 @@ JOINED_BODY_BYTES = 64 * 1024
 #: A request's body: bytes, or pieces that know their length (a FormBody, a JSON body's Pieces).
 Body = bytes | AsyncIterable[bytes | memoryview]
 #: How the pool opens a connection (network.py's open_stream; a fake network in tests).
-Dial = Callable[[Origin, ssl.SSLContext | None], Awaitable[WebhookStream]]
+# ssl's type as text: ssl is imported as the first https origin is dialled (http/unused.py).
+Dial = Callable[[Origin, "ssl.SSLContext | None"], Awaitable[WebhookStream]]
 
 
 class Connection:

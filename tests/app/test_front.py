@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from typing import Any
@@ -111,3 +112,33 @@ async def test_a_failed_build_fails_each_request_that_waited_for_it(
         await operator({"type": "http", "path": "/healthz"}, None, None)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="could not be built"):
         await operator({"type": "http", "path": "/healthz"}, None, None)  # type: ignore[arg-type]
+
+
+async def test_what_the_operators_app_made_is_frozen_once_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its import's modules live as long as the process: no pass of the collector scans
+    them, as none scans what the start made."""
+    made: list[object] = []
+
+    def factory() -> Any:
+        made.extend([object()] for _ in range(100))  # what an import leaves behind
+
+        def make(edge: Edge) -> Any:
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                pass
+
+            return app
+
+        return make
+
+    monkeypatch.setattr(front, "_operator_factory", factory)
+    edge = Edge(make_settings(), None, Metrics(), None, None, lambda: None)  # type: ignore[arg-type]
+    gc.unfreeze()  # this process's, frozen before: only the build's counted
+    try:
+        await OperatorApp(edge)({"type": "http", "path": "/healthz"}, None, None)  # type: ignore[arg-type]
+        assert gc.get_freeze_count() >= len(made)
+        young = {id(each) for each in gc.get_objects(generation=0)}
+        assert not any(id(each) in young for each in made)
+    finally:
+        gc.unfreeze()

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import marshal
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, SimpleNamespace
 from typing import cast
 
 import attr
 import pytest
 
 from n8n_a2a.prebuilt import generated
+from n8n_a2a.prebuilt.generated import COMPILERS
 
 Strip = Callable[[], None]
 #: A file's content after its magic number, for no code.
@@ -28,20 +31,20 @@ def bare(monkeypatch: pytest.MonkeyPatch) -> Iterator[Strip]:
     """The compilers as Python has them, stripped again by the function it gives, and
     given back as they were after the test (this process's may have theirs: importing
     the command loads FILE where the checkout has one)."""
-    modules = {builtin: importlib.import_module(name) for name, builtin in generated.COMPILERS}
-    was = {builtin: vars(module).get(builtin) for builtin, module in modules.items()}
+    modules = {name: (importlib.import_module(name), builtin) for name, builtin in COMPILERS}
+    was = {name: vars(module).get(builtin) for name, (module, builtin) in modules.items()}
 
     def strip() -> None:
-        for builtin, module in modules.items():
+        for module, builtin in modules.values():
             vars(module).pop(builtin, None)
 
     strip()
     monkeypatch.setattr(generated, "_GIVEN", [])
     yield strip
     strip()
-    for builtin, module in modules.items():
-        if was[builtin] is not None:
-            setattr(module, builtin, was[builtin])
+    for name, (module, builtin) in modules.items():
+        if was[name] is not None:
+            setattr(module, builtin, was[name])
 
 
 def point() -> type:
@@ -167,6 +170,39 @@ def test_a_piece_that_is_no_code_is_not_found() -> None:
         assert generated.Shelf(memoryview(content)).get(key) is None
 
 
+def hashed(number: int) -> str:
+    """A text as attrs writes it for a frozen class, with its seeded number."""
+    return (
+        "def __eq__(self, other):\n    return self.a == other.a\n"
+        "def __hash__(self):\n        return hash((\n"
+        f"                {number},\n                self.a,\n            ))\n"
+    )
+
+
+@pytest.mark.parametrize("number", [-1234567890123456789, 98765432109876543, 7])
+def test_a_text_with_a_seeded_number_is_found_with_its_own(bare: Strip, number: int) -> None:
+    """attrs writes into a frozen class's __hash__ what its name hashes to: another number
+    at each hash seed. The file holds its code for the widths a number has but once in
+    1,000 starts, and that code is handed out with the start's number; one of another
+    width is compiled as before."""
+    filename = "<attrs generated methods pair.Pair>"
+    made = generated.record()
+    compiler = vars(importlib.import_module("attr._make"))["compile"]
+    compiler(hashed(4_000_000_000_000_000_000), filename, "exec")
+    assert len(made) == len(generated.SEEDED_WIDTHS)
+    bare()
+    again: generated.Codes = {}
+    assert generated.install(generated.Shelf(memoryview(generated.Shelf.of(made))), again)
+    compiler = vars(importlib.import_module("attr._make"))["compile"]
+    code = compiler(hashed(number), filename, "exec")
+    assert bool(again) == (len(str(number)) not in generated.SEEDED_WIDTHS)
+    annotations = importlib.import_module("__future__").annotations.compiler_flag
+    assert code == compile(hashed(number), filename, "exec", annotations, True)
+    namespace: dict[str, Callable[[object], int]] = {}
+    exec(code, namespace)
+    assert namespace["__hash__"](SimpleNamespace(a="a")) == hash((number, "a"))
+
+
 def test_what_the_compilers_are_not_asked_plainly_is_compiled_as_asked(bare: Strip) -> None:
     generated.record()
     attrs_compile = vars(importlib.import_module("attr._make"))["compile"]
@@ -182,3 +218,31 @@ def test_what_the_compilers_are_not_asked_plainly_is_compiled_as_asked(bare: Str
 def test_the_file_is_beside_the_packages_bytecode() -> None:
     assert generated.FILE is not None
     assert Path(generated.FILE).parent == Path(generated.__file__).parent / "__pycache__"
+
+
+#: A module that compiles a text as it is imported, as attr._make does for attrs' own
+#: classes.
+COMPILING = 'from __future__ import annotations\ncode = compile("x: int = 1", "<made>", "exec")\n'
+
+
+def test_a_module_not_imported_yet_is_given_its_compiler_before_its_code_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "compiling_at_import.py").write_text(COMPILING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "compiling_at_import", raising=False)
+    asked: list[tuple[str, str]] = []
+
+    def compiler(source: str, filename: str, mode: str) -> CodeType:
+        asked.append((source, filename))
+        return compile(source, filename, mode)
+
+    giving = generated.Giving("compiling_at_import", "compile", compiler)
+    monkeypatch.setattr(sys, "meta_path", [giving, *sys.meta_path])
+    spec = importlib.util.find_spec("compiling_at_import")  # asked, not loaded
+    assert spec is not None and giving in sys.meta_path
+    assert generated.Giving.waiting("compiling_at_import")
+    module = importlib.import_module("compiling_at_import")
+    assert asked == [("x: int = 1", "<made>")] and vars(module)["compile"] is compiler
+    assert giving not in sys.meta_path and "exec_module" not in vars(module.__loader__)
+    assert not generated.Giving.waiting("compiling_at_import")
