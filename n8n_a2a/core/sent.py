@@ -72,6 +72,8 @@ def _file_digest(encoded: Base64Bytes | None) -> bytes:
     twice as fast as BLAKE2b over megabytes, where the CPU has SHA instructions."""
     if encoded is None:
         return b""
+    import hashlib  # here: a start, and a process never sent a file, do without (OpenSSL's)
+
     digest = hashlib.sha256()
     for piece in encoded.pieces:
         digest.update(piece)

@@ -21,7 +21,7 @@ holds it. Pure: no I/O.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +32,8 @@ from .strict import writable
 #: A body is sent in slices of at most this many bytes: views of its buffers, not copies.
 SLICE_BYTES = 1 << 20
 
-_MARKER = "\0" + secrets.token_hex(16)
+# os.urandom's, as secrets.token_hex's are, without secrets' import of hmac and hashlib.
+_MARKER = "\0" + os.urandom(16).hex()
 _WRITTEN = json.dumps(_MARKER)
 _OPTIONS: dict[str, Any] = {"ensure_ascii": False, "allow_nan": False, "separators": (",", ":")}
 # One encoder for every document without a file: json.dumps makes a new one for any
