@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,15 +62,20 @@ class Pieces:
         """The document in one piece: a copy, for what must have bytes (an SSE event)."""
         return b"".join(self.buffers)
 
-    async def __aiter__(self) -> AsyncIterator[Buffer]:
-        """The buffers in slices of at most SLICE_BYTES: views of them, not copies."""
-        for buffer in self.buffers:
-            if len(buffer) <= SLICE_BYTES:
-                yield buffer
-                continue
-            view = memoryview(buffer)
-            for start in range(0, len(view), SLICE_BYTES):
-                yield view[start : start + SLICE_BYTES]
+    def __aiter__(self) -> AsyncIterator[Buffer]:
+        return slices(self.buffers, SLICE_BYTES)
+
+
+async def slices(buffers: Iterable[Buffer], size: int) -> AsyncIterator[Buffer]:
+    """A body's buffers in order, in slices of at most `size` bytes: views of them, never
+    copies (a JSON document's Pieces, a multipart form's)."""
+    for buffer in buffers:
+        if len(buffer) <= size:
+            yield buffer
+            continue
+        view = memoryview(buffer)
+        for start in range(0, len(view), size):
+            yield view[start : start + size]
 
 
 def dump(document: Any) -> bytes:

@@ -19,10 +19,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from ..core.sanitising import repair
+from ..protocol.writing import slices
 
 #: The form field holding the request's JSON document.
 REQUEST_FIELD = "request"
-#: A file's bytes are sent in slices of this size: the most copied of them at a time.
+#: A file's bytes are sent in slices of this size: views of them, the most in one send.
 SLICE_BYTES = 64 * 1024
 
 _CRLF = b"\r\n"
@@ -63,10 +64,8 @@ class FormBody:
     def __len__(self) -> int:
         return sum(len(piece) for piece in self.pieces)
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            for start in range(0, len(piece), SLICE_BYTES):
-                yield piece[start : start + SLICE_BYTES]  # a slice's copy, SLICE_BYTES at most
+    def __aiter__(self) -> AsyncIterator[bytes | memoryview]:
+        return slices(self.pieces, SLICE_BYTES)
 
     def __bytes__(self) -> bytes:
         """The whole body in one piece: for tests and logs, never for sending."""
