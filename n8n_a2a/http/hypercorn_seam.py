@@ -23,18 +23,18 @@ and ProtocolWrapper.handle makes an H2Protocol), and to a WebSocket on `Upgrade:
 websocket`: paths whose flow control and reads no timer of ours bounds. The adapter
 serves HTTP/1.1 only (an ingress in front speaks it to us).
 
-So each connection runs hypercorn's own TCPServer (its HTTP/1.1 protocol, h11 and all)
-on a stream of ours (connection.py), inside a cancel scope whose deadline follows a
-ConnectionTimer (timer.py); its protocol reads requests from an h11 connection of ours
-(framing.py), which refuses the preface and drops `Upgrade`, so that no request ever
-makes hypercorn switch. The accept loop here counts connections, in all and by client
-address (slots.py): one past either limit gets a 503, unless its request is a probe's
-(health, readiness, metrics), served in a slot beyond the limits; where accept(2) fails
-for want of descriptors or memory all the same, its listener waits and tries again
-(listener.py).
+So each connection runs hypercorn's own TCPServer on a stream of ours (connection.py),
+inside a cancel scope whose deadline follows a ConnectionTimer (timer.py); in place of
+its H11Protocol, an HTTP11Protocol of ours (protocol.py) serves its requests through
+hypercorn's HTTPStream, read and framed without h11 (framing.py): it refuses the
+preface and drops `Upgrade`, so that no request ever makes hypercorn switch. The accept
+loop here counts connections, in all and by client address (slots.py): one past either
+limit gets a 503, unless its request is a probe's (health, readiness, metrics), served
+in a slot beyond the limits; where accept(2) fails for want of descriptors or memory all
+the same, its listener waits and tries again (listener.py).
 
-This is the one module that uses hypercorn beyond its Config and ASGI types: the names and
-signatures it relies on are pinned by tests/http/test_hypercorn_seam.py.
+This module and protocol.py are the two that use hypercorn beyond its Config and ASGI
+types: the names and signatures they rely on are pinned by tests/http/test_hypercorn_seam.py.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ from .connection import (
     say_farewell,
 )
 from .descriptors import ConnectionLimits
-from .framing import HTTP11Connection
 from .listener import ACCEPT_FAILURE_LOG_INTERVAL, PatientListener
+from .protocol import HTTP11Protocol
 from .slots import (
     ALL_CONNECTIONS,
     PEEK_BYTES,
@@ -300,8 +300,8 @@ async def _peek(stream: trio.SocketStream) -> tuple[Head, bytes]:
 
 
 class _HTTP11Server(TCPServer):
-    """hypercorn's per-connection server, its protocol reading requests through an
-    HTTP11Connection, and no task of its own per request for idle time.
+    """hypercorn's per-connection server, serving its requests with an HTTP11Protocol,
+    and no task of its own per request for idle time.
 
     TCPServer times a connection's idle time (from a response's end to the next request's
     head) with a task, stopped as each request comes and started anew after its response,
@@ -313,8 +313,8 @@ class _HTTP11Server(TCPServer):
     time itself again.
 
     TCPServer makes its ProtocolWrapper inside `run`, before the first byte is read, and
-    the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2), which makes
-    its h11 connection: that one is replaced as the wrapper is stored.
+    the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2): that one
+    is replaced as the wrapper is stored.
     """
 
     #: Between a response's end (or the connection's start) and the next request's head.
@@ -381,8 +381,7 @@ class _HTTP11Server(TCPServer):
     def protocol(self, wrapper: ProtocolWrapper) -> None:
         if not isinstance(wrapper.protocol, H11Protocol):
             raise TypeError(f"hypercorn chose {type(wrapper.protocol).__name__}, not HTTP/1.1")
-        size = self.config.h11_max_incomplete_size
-        wrapper.protocol.connection = HTTP11Connection(max_incomplete_event_size=size)
+        wrapper.protocol = HTTP11Protocol.replacing(wrapper)  # type: ignore[assignment]
         self._wrapper = wrapper
 
 

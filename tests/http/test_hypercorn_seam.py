@@ -22,6 +22,8 @@ from n8n_a2a.http.connection import Connection
 HYPERCORN = importlib.metadata.version("hypercorn")
 PACKAGE = Path(n8n_a2a.__file__).parent
 SEAM = Path(n8n_a2a.http.__file__).parent / "hypercorn_seam.py"
+#: The protocol the seam puts in place of hypercorn's H11Protocol: the seam's other half.
+PROTOCOL = Path(n8n_a2a.http.__file__).parent / "protocol.py"
 # hypercorn's own names are imported inside the tests that use them: a name that is gone
 # fails its test, not the collection of every test here.
 
@@ -42,6 +44,18 @@ IMPORTED = {
     "hypercorn.utils": {"repr_socket_addr"},
 }
 
+#: Every name the protocol imports from hypercorn, by module.
+PROTOCOL_IMPORTED = {
+    "hypercorn.config": {"Config"},
+    "hypercorn.events": {"Closed", "Event", "RawData", "Updated"},
+    "hypercorn.protocol": {"ProtocolWrapper"},
+    "hypercorn.protocol.events": {
+        *("Body", "EndBody", "Event", "Request", "Response", "StreamClosed"),
+    },
+    "hypercorn.protocol.http_stream": {"HTTPStream"},
+    "hypercorn.typing": {"AppWrapper", "ConnectionState", "TaskGroup", "WorkerContext"},
+}
+
 #: What the seam calls, as it calls it: the parameters in order (`*` before the keyword-only
 #: ones; `self` left out) and whether the call is awaited.
 CALLED = {
@@ -59,6 +73,13 @@ CALLED = {
     ("hypercorn.utils", "repr_socket_addr"): ("family, address", False),
     # Overridden by ServedConfig, which calls it once a second.
     ("hypercorn.config", "Config.response_headers"): ("protocol", False),
+    # The protocol's (protocol.py), each request served by an HTTPStream.
+    (
+        "hypercorn.protocol.http_stream",
+        "HTTPStream",
+    ): ("app, config, context, task_group, ssl, client, server, send, stream_id", False),
+    ("hypercorn.protocol.http_stream", "HTTPStream.handle"): ("event", True),
+    ("hypercorn.trio.worker_context", "WorkerContext.mark_request"): ("", True),
 }
 
 
@@ -96,13 +117,14 @@ def resolve(module: str, qualname: str) -> object:
 
 def test_the_seam_imports_from_hypercorn_only_what_is_pinned_here() -> None:
     assert hypercorn_imports(SEAM.read_text()) == IMPORTED
+    assert hypercorn_imports(PROTOCOL.read_text()) == PROTOCOL_IMPORTED
 
 
 def test_no_other_module_imports_hypercorn_beyond_its_config_and_types() -> None:
     beyond = {
         f"{path.relative_to(PACKAGE.parent)}: {module}"
         for path in PACKAGE.rglob("*.py")
-        if path != SEAM
+        if path not in (SEAM, PROTOCOL)
         for module in hypercorn_imports(path.read_text())
         if module not in PUBLIC
     }
@@ -112,7 +134,7 @@ def test_no_other_module_imports_hypercorn_beyond_its_config_and_types() -> None
 def test_every_name_the_seam_imports_is_there() -> None:
     missing = [
         f"{module}.{name}"
-        for module, names in IMPORTED.items()
+        for module, names in [*IMPORTED.items(), *PROTOCOL_IMPORTED.items()]
         for name in sorted(names)
         if not hasattr(importlib.import_module(module), name)
     ]
@@ -156,10 +178,8 @@ def test_the_per_connection_server_takes_our_stream_as_plain_tcp() -> None:
     assert isinstance(inspect.getattr_static(Connection, "socket"), property)
 
 
-def test_the_per_connection_server_makes_its_protocol_where_the_seam_swaps_its_h11() -> None:
-    from hypercorn.config import Config
+def test_the_per_connection_server_makes_its_protocol_where_the_seam_swaps_it() -> None:
     from hypercorn.protocol import ProtocolWrapper
-    from hypercorn.protocol.h11 import H11Protocol
     from hypercorn.trio.tcp_server import TCPServer
 
     # The seam's TCPServer stores the protocol through a property: TCPServer must only
@@ -168,32 +188,53 @@ def test_the_per_connection_server_makes_its_protocol_where_the_seam_swaps_its_h
     run = inspect.getsource(TCPServer.run)
     assert run.count("self.protocol = ProtocolWrapper(") == 1, f"hypercorn {HYPERCORN} changed"
     assert run.index("self.protocol = ProtocolWrapper(") < run.index("await self._read_data()")
-    # The wrapper makes an H11Protocol unless ALPN asked for h2 (only over TLS), and the
-    # H11Protocol reads every request from the h11 connection in its `connection`, made
-    # with the size the seam gives its own.
+    # The wrapper makes an H11Protocol unless ALPN asked for h2 (only over TLS), keeps
+    # what the seam makes HTTP11Protocol with, and hands every event to its `protocol`.
     wrapper = inspect.getsource(ProtocolWrapper.__init__)
     assert 'if alpn_protocol == "h2":' in wrapper, f"hypercorn {HYPERCORN} picks otherwise"
     assert "self.protocol = H11Protocol(" in wrapper
-    made = inspect.getsource(H11Protocol.__init__)
-    assert "self.connection: h11.Connection | H11WSConnection = h11.Connection(" in made
-    assert "max_incomplete_event_size=self.config.h11_max_incomplete_size" in made
-    assert isinstance(Config().h11_max_incomplete_size, int)
-    assert "event = self.connection.next_event()" in inspect.getsource(H11Protocol)
+    for kept in ("app", "config", "context", "task_group", "state", "ssl", "client", "server"):
+        assert f"self.{kept} = {kept}\n" in wrapper, f"hypercorn {HYPERCORN} keeps no {kept}"
+    assert "self.send = send\n" in wrapper
+    handle = inspect.getsource(ProtocolWrapper.handle)
+    assert "return await self.protocol.handle(event)" in handle
 
 
-def test_hypercorn_switches_protocols_only_on_what_the_seam_refuses_or_drops() -> None:
-    from hypercorn.protocol.h11 import H11Protocol
+def test_hypercorn_switches_protocols_only_on_what_the_adapter_s_protocol_never_raises() -> None:
+    from hypercorn.protocol import ProtocolWrapper
 
-    # HTTP/2 by the prior-knowledge request line (a version framing.py refuses) or by
-    # `Upgrade: h2c`, a WebSocket by `Upgrade: websocket` (framing.py drops Upgrade).
-    source = inspect.getsource(H11Protocol)
-    assert source.count("raise H2ProtocolAssumedError(") == 1
-    assert source.count("raise H2CProtocolRequiredError(") == 1
-    assert source.count("WSStream(") == 1
-    assert 'event.http_version == b"2.0"' in source, f"hypercorn {HYPERCORN} assumes h2 otherwise"
-    assert source.count('sanitised_name == "upgrade"') == 2, (
-        f"hypercorn {HYPERCORN} upgrades otherwise"
+    # ProtocolWrapper makes an H2Protocol on two errors of H11Protocol's, which
+    # HTTP11Protocol never raises (nor makes a WebSocket's stream).
+    handle = inspect.getsource(ProtocolWrapper.handle)
+    assert handle.count("except ") == 2, f"hypercorn {HYPERCORN} switches otherwise"
+    assert "except H2ProtocolAssumedError" in handle and "except H2CProtocolRequiredError" in handle
+    ours = PROTOCOL.read_text()
+    assert "H2" not in ours and "WSStream" not in ours
+
+
+def test_the_stream_takes_and_sends_the_events_the_protocol_makes_and_reads() -> None:
+    from hypercorn.events import Updated
+    from hypercorn.protocol.events import Body, EndBody, Request, Response, StreamClosed
+    from hypercorn.protocol.http_stream import HTTPStream
+
+    def fields(kind: type) -> list[str]:
+        return [field.name for field in dataclasses.fields(kind)]
+
+    assert fields(Request) == [
+        "stream_id", "headers", "http_version", "method", "raw_path", "state"
+    ]  # fmt: skip
+    assert fields(Body) == ["stream_id", "data"]
+    assert fields(EndBody) == fields(StreamClosed) == ["stream_id"]
+    assert fields(Response) == ["stream_id", "headers", "status_code"]
+    assert fields(Updated) == ["idle"]
+    # What HTTPStream sends the protocol for an HTTP/1.1 request: a response, its body,
+    # its end, the stream closed (early hints, trailers and pushes are HTTP/2's and 3's).
+    sent = inspect.getsource(HTTPStream)
+    assert 'TRAILERS_VERSIONS = {"2", "3"}' in inspect.getsource(
+        importlib.import_module("hypercorn.protocol.http_stream")
     )
+    for made in ("Response(", "Body(", "EndBody(", "StreamClosed("):
+        assert made in sent, f"hypercorn {HYPERCORN} sends no {made[:-1]}"
 
 
 def test_the_per_connection_server_sends_each_piece_through_protocol_send() -> None:
@@ -207,7 +248,6 @@ def test_the_per_connection_server_sends_each_piece_through_protocol_send() -> N
 
 
 def test_the_per_connection_server_times_idle_time_with_its_idle_task_on_updated() -> None:
-    from hypercorn.protocol.h11 import H11Protocol
     from hypercorn.trio.tcp_server import TCPServer
     from hypercorn.trio.worker_context import WorkerContext
 
@@ -219,7 +259,7 @@ def test_the_per_connection_server_times_idle_time_with_its_idle_task_on_updated
     assert "await self.idle_task.restart(self._task_group, self._idle_timeout)" in send
     assert "await self.idle_task.stop()" in send
     assert "self.context.terminated.wait()" in inspect.getsource(TCPServer._idle_timeout)
-    protocol = inspect.getsource(H11Protocol)
+    protocol = PROTOCOL.read_text()
     assert "Updated(idle=False)" in protocol and "Updated(idle=True)" in protocol
     assert WorkerContext(None).terminated.is_set() is False
 

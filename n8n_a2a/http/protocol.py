@@ -1,0 +1,200 @@
+"""The HTTP/1.1 protocol each connection is served by: hypercorn's H11Protocol, step for
+step, on framing.py's connection instead of h11's.
+
+hypercorn's per-connection server (TCPServer) hands its protocol the bytes it reads
+(RawData, then Closed) and sends what the protocol gives back; each request goes to
+the app through hypercorn's HTTPStream, the ASGI side. H11Protocol does the same on an
+h11 connection, and pays for h11's generality twice over: h11 validates each event's
+headers as it makes it, then H11Protocol walks the request's headers three more times
+for the upgrades it would make (HTTP/2, a WebSocket) that the adapter refuses. This
+protocol makes none: framing.py refuses the HTTP/2 preface and drops `Upgrade`.
+
+What it keeps of H11Protocol's, each as H11Protocol does it: `Updated(idle=False)` as a
+request begins and `Updated(idle=True)` as the connection waits for the next; a 100
+Continue for a request that expects one; a refused request answered with its status,
+`Content-Length: 0` and `Connection: close`, then Closed; a request pipelined behind
+one being answered read only once that one's response has gone (PAUSED); after a
+response the connection kept for the next request, unless either side said close, the
+server is shutting down, or `keep_alive_max_requests` is reached (that response says
+`Connection: close`).
+
+The seam (hypercorn_seam.py) puts it in place of the H11Protocol hypercorn makes; this
+module and the seam are the two that use hypercorn beyond its Config and ASGI types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from hypercorn.config import Config
+from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.protocol import ProtocolWrapper
+from hypercorn.protocol.events import Body, EndBody, Request, Response, StreamClosed
+from hypercorn.protocol.events import Event as StreamEvent
+from hypercorn.protocol.http_stream import HTTPStream
+from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
+
+from .errors import RequestError
+from .framing import BodyData, HTTP11Connection, RequestHead, Signal
+
+#: The one stream of an HTTP/1.1 connection (hypercorn's numbering).
+STREAM_ID = 1
+
+
+class HTTP11Protocol:
+    """One connection's requests, read with an HTTP11Connection, each served by an
+    HTTPStream; its constructor takes what H11Protocol's does."""
+
+    def __init__(
+        self,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        task_group: TaskGroup,
+        connection_state: ConnectionState,
+        ssl: bool,
+        client: tuple[str, int] | None,
+        server: tuple[str, int] | None,
+        send: Callable[[Event], Awaitable[None]],
+    ) -> None:
+        self.app = app
+        self.config = config
+        self.context = context
+        self.task_group = task_group
+        self.connection_state = connection_state
+        self.ssl = ssl
+        self.client = client
+        self.server = server
+        self.send = send
+        self.connection = HTTP11Connection(max_head=config.h11_max_incomplete_size)
+        self.can_read = context.event_class()
+        self.stream: HTTPStream | None = None
+        self.keep_alive_requests = 0
+        #: A request was refused: its answer has gone, and nothing else will.
+        self.refused = False
+
+    @classmethod
+    def replacing(cls, wrapper: ProtocolWrapper) -> HTTP11Protocol:
+        """The protocol to serve in place of the one `wrapper` made, with what it was made
+        with."""
+        return cls(
+            wrapper.app,
+            wrapper.config,
+            wrapper.context,
+            wrapper.task_group,
+            wrapper.state,
+            wrapper.ssl,
+            wrapper.client,
+            wrapper.server,
+            wrapper.send,
+        )
+
+    async def initiate(self) -> None:
+        pass
+
+    async def handle(self, event: Event) -> None:
+        if isinstance(event, RawData):
+            self.connection.receive_data(event.data)
+            await self._handle_events()
+        elif isinstance(event, Closed):
+            await self._close_stream()
+
+    async def _handle_events(self) -> None:
+        connection = self.connection
+        while True:
+            if connection.waiting_for_continue:
+                await self._write(connection.respond(100, self.config.response_headers("h11")))
+            try:
+                event = connection.next_event()
+            except RequestError as error:
+                await self._refuse(error.status)
+                return
+            if isinstance(event, BodyData):
+                if self.stream is None:
+                    return
+                await self.stream.handle(Body(stream_id=STREAM_ID, data=event.data))
+            elif isinstance(event, RequestHead):
+                await self.send(Updated(idle=False))
+                await self._create_stream(event)
+            elif event is Signal.BODY_END:
+                if self.stream is None:
+                    return
+                await self.stream.handle(EndBody(stream_id=STREAM_ID))
+            elif event is Signal.PAUSED:
+                await self.can_read.clear()
+                await self.can_read.wait()
+            else:  # NEED_DATA, or the client closed between requests
+                return
+
+    async def _create_stream(self, request: RequestHead) -> None:
+        self.stream = HTTPStream(
+            self.app,
+            self.config,
+            self.context,
+            self.task_group,
+            self.ssl,
+            self.client,
+            self.server,
+            self.stream_send,
+            STREAM_ID,
+        )
+        await self.stream.handle(
+            Request(
+                stream_id=STREAM_ID,
+                headers=request.headers,
+                http_version=request.http_version.decode(),
+                method=request.method.decode("ascii").upper(),
+                raw_path=request.target,
+                state=self.connection_state,
+            )
+        )
+        self.keep_alive_requests += 1
+        await self.context.mark_request()
+
+    async def stream_send(self, event: StreamEvent) -> None:
+        """What the request's HTTPStream sends: the response, then its end."""
+        if isinstance(event, StreamClosed):
+            await self._maybe_recycle()
+        elif self.refused:
+            return  # (H11Protocol's h11 refuses it, and H11Protocol lets that pass)
+        elif isinstance(event, Response):
+            headers = [*event.headers, *self.config.response_headers("h11")]
+            if (
+                event.status_code >= 200
+                and self.keep_alive_requests >= self.config.keep_alive_max_requests
+            ):
+                headers.append((b"connection", b"close"))
+            await self._write(self.connection.respond(event.status_code, headers))
+        elif isinstance(event, Body):
+            await self._write(self.connection.body(event.data))
+        elif isinstance(event, EndBody):
+            await self._write(self.connection.end())
+        # (InformationalResponse, Trailers: HTTP/2 and 3 only; Data, EndData: a WebSocket's.)
+
+    async def _write(self, data: bytes | bytearray | memoryview) -> None:
+        await self.send(RawData(data=data))  # type: ignore[arg-type]  # (a view goes too)
+
+    async def _refuse(self, status: int) -> None:
+        if self.connection.answering:
+            headers = [(b"content-length", b"0"), (b"connection", b"close")]
+            await self._write(
+                self.connection.respond(status, [*headers, *self.config.response_headers("h11")])
+            )
+            await self._write(self.connection.end())
+        self.refused = True
+        await self.send(Closed())
+
+    async def _maybe_recycle(self) -> None:
+        await self._close_stream()
+        if not self.context.terminated.is_set() and self.connection.reusable:
+            self.connection.start_next_cycle()
+            await self.can_read.set()
+            await self.send(Updated(idle=True))
+        else:
+            await self.can_read.set()
+            await self.send(Closed())
+
+    async def _close_stream(self) -> None:
+        if self.stream is not None:
+            await self.stream.handle(StreamClosed(stream_id=STREAM_ID))
+            self.stream = None

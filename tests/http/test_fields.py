@@ -1,0 +1,50 @@
+"""What header fields say of a message's framing, and a response's head as written."""
+
+from __future__ import annotations
+
+import pytest
+
+from n8n_a2a.http.errors import RequestError, ResponseError
+from n8n_a2a.http.fields import Framing, request_fields, response_head, without
+
+
+def test_a_request_s_fields_are_lower_cased_trimmed_and_upgrade_dropped() -> None:
+    lines = [b"GET / HTTP/1.1", b"Host:  a \t", b"X-Empty:", b"Upgrade: h2c", b"X-A: 1 2"]
+    assert request_fields(lines) == [(b"host", b"a"), (b"x-empty", b""), (b"x-a", b"1 2")]
+
+
+@pytest.mark.parametrize("line", [b" folded: x", b"no colon", b"Name : x", b"X: a\x7fb\x00"])
+def test_a_line_that_is_no_field_is_refused(line: bytes) -> None:
+    with pytest.raises(RequestError):
+        request_fields([b"GET / HTTP/1.1", line])
+
+
+def test_the_framing_of_a_message() -> None:
+    headers = [
+        (b"content-length", b"5, 5"),
+        (b"connection", b"Keep-Alive, close"),
+        (b"expect", b"100-continue"),
+        (b"host", b"a"),
+    ]
+    framing = Framing.of(headers, b"1.1")
+    assert framing == Framing(
+        chunked=False,
+        length=5,
+        keep_alive=False,
+        expects_continue=True,
+        connection=frozenset({b"keep-alive", b"close"}),
+        hosts=1,
+    )
+    assert Framing.of([(b"transfer-encoding", b"Chunked")], b"1.0").chunked
+    assert not Framing.of([], b"1.0").keep_alive
+    assert Framing.of([], b"1.1").length is None
+
+
+def test_a_response_head_carries_its_reason_and_refuses_what_could_end_a_line() -> None:
+    assert response_head(404, [(b"x", b"y")]) == b"HTTP/1.1 404 Not Found\r\nx: y\r\n\r\n"
+    with pytest.raises(ResponseError):
+        response_head(200, [(b"x", b"y\r\nz: w")])
+
+
+def test_without_a_field_whatever_its_case() -> None:
+    assert without([(b"A", b"1"), (b"b", b"2"), (b"a", b"3")], b"a") == [(b"b", b"2")]
