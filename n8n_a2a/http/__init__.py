@@ -1,14 +1,14 @@
-"""HTTP plumbing: the server under the app (hypercorn's HTTP/1.1 per connection, timed and
+"""HTTP plumbing: the server under the app (hypercorn's per-connection server, timed and
 bounded).
 
 `hypercorn_seam` runs the accept loop; each connection is served by `protocol` (with
 `hypercorn_seam`, the modules on hypercorn's internals), its requests read and its
-responses framed by `framing` (their header fields by `fields`, its errors in `errors`);
-each connection's stream and ASGI layer are in `connection`, its deadlines in `timer`, the
-listener that waits out a shortage of descriptors in `listener`, and the file limit the
-configured limits need in `descriptors`. What hypercorn imports for what the adapter never
-asks of it (HTTP/2, WebSockets, configuration files) is stood in for by `unused` as this
-package is imported.
+responses framed by `framing` (their header fields by `fields`, its errors in `errors`),
+each request handed to the app by `request_stream`. Each connection's stream and ASGI
+layer are in `connection`, its deadlines in `timer`, the listener that waits out a
+shortage of descriptors in `listener`, and the file limit the configured limits need in
+`descriptors`. What hypercorn imports for what the adapter never asks of it (HTTP/2,
+WebSockets, configuration files) is stood in for by `unused` as this package is imported.
 """
 
 from .unused import defer_unused

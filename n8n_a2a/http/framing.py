@@ -163,6 +163,14 @@ class HTTP11Connection:
             return Signal.NEED_DATA
         return self._in_chunks()
 
+    def next_event_is_body_end(self) -> bool:
+        """Whether the body's piece just read was its last: its end is then taken with it,
+        and no BODY_END follows."""
+        if self._reading is not _Reading.END:
+            return False
+        self._end_request()
+        return True
+
     def _at_rest(self) -> Signal:
         return Signal.CLOSED if self._eof else Signal.NEED_DATA
 

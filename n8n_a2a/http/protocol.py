@@ -1,22 +1,23 @@
-"""The HTTP/1.1 protocol each connection is served by: hypercorn's H11Protocol, step for
-step, on framing.py's connection instead of h11's.
+"""The HTTP/1.1 protocol each connection is served by, in place of hypercorn's
+H11Protocol: its requests read and its responses framed by framing.py, each request
+served to the app by a RequestStream (request_stream.py) in place of HTTPStream.
 
 hypercorn's per-connection server (TCPServer) hands its protocol the bytes it reads
-(RawData, then Closed) and sends what the protocol gives back; each request goes to
-the app through hypercorn's HTTPStream, the ASGI side. H11Protocol does the same on an
-h11 connection, and pays for h11's generality twice over: h11 validates each event's
-headers as it makes it, then H11Protocol walks the request's headers three more times
-for the upgrades it would make (HTTP/2, a WebSocket) that the adapter refuses. This
-protocol makes none: framing.py refuses the HTTP/2 preface and drops `Upgrade`.
+(RawData, then Closed) and sends what the protocol gives back. H11Protocol does the
+same on an h11 connection, and pays for h11's generality twice over: h11 validates each
+event's headers as it makes it, then H11Protocol walks the request's headers three more
+times for the upgrades it would make (HTTP/2, a WebSocket) that the adapter refuses.
+This protocol makes none: framing.py refuses the HTTP/2 preface and drops `Upgrade`.
+A body that comes whole with its last piece reaches the app as one event, not two.
 
 What it keeps of H11Protocol's, each as H11Protocol does it: `Updated(idle=False)` as a
 request begins and `Updated(idle=True)` as the connection waits for the next; a 100
 Continue for a request that expects one; a refused request answered with its status,
-`Content-Length: 0` and `Connection: close`, then Closed; a request pipelined behind
-one being answered read only once that one's response has gone (PAUSED); after a
-response the connection kept for the next request, unless either side said close, the
-server is shutting down, or `keep_alive_max_requests` is reached (that response says
-`Connection: close`).
+`Content-Length: 0` and `Connection: close`, then Closed (whatever the app sends for it
+after is dropped); a request pipelined behind one being answered read only once that
+one's response has gone (PAUSED); after a response the connection kept for the next
+request, unless either side said close, the server is shutting down, or
+`keep_alive_max_requests` is reached (that response says `Connection: close`).
 
 The seam (hypercorn_seam.py) puts it in place of the H11Protocol hypercorn makes; this
 module and the seam are the two that use hypercorn beyond its Config and ASGI types.
@@ -29,21 +30,25 @@ from collections.abc import Awaitable, Callable
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.protocol import ProtocolWrapper
-from hypercorn.protocol.events import Body, EndBody, Request, Response, StreamClosed
-from hypercorn.protocol.events import Event as StreamEvent
-from hypercorn.protocol.http_stream import HTTPStream
-from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
+from hypercorn.typing import (
+    AppWrapper,
+    ASGIReceiveEvent,
+    ConnectionState,
+    TaskGroup,
+    WorkerContext,
+)
 
 from .errors import RequestError
 from .framing import BodyData, HTTP11Connection, RequestHead, Signal
+from .request_stream import RequestStream, scope_of
 
-#: The one stream of an HTTP/1.1 connection (hypercorn's numbering).
-STREAM_ID = 1
+#: The end of a body whose last piece came before it (a chunked body's last chunk).
+_BODY_END: ASGIReceiveEvent = {"type": "http.request", "body": b"", "more_body": False}
 
 
 class HTTP11Protocol:
-    """One connection's requests, read with an HTTP11Connection, each served by an
-    HTTPStream; its constructor takes what H11Protocol's does."""
+    """One connection's requests, read with an HTTP11Connection, each served by a
+    RequestStream; its constructor takes what H11Protocol's does."""
 
     def __init__(
         self,
@@ -68,7 +73,7 @@ class HTTP11Protocol:
         self.send = send
         self.connection = HTTP11Connection(max_head=config.h11_max_incomplete_size)
         self.can_read = context.event_class()
-        self.stream: HTTPStream | None = None
+        self.stream: RequestStream | None = None
         self.keep_alive_requests = 0
         #: A request was refused: its answer has gone, and nothing else will.
         self.refused = False
@@ -97,7 +102,7 @@ class HTTP11Protocol:
             self.connection.receive_data(event.data)
             await self._handle_events()
         elif isinstance(event, Closed):
-            await self._close_stream()
+            self._close_stream()
 
     async def _handle_events(self) -> None:
         connection = self.connection
@@ -112,80 +117,87 @@ class HTTP11Protocol:
             if isinstance(event, BodyData):
                 if self.stream is None:
                     return
-                await self.stream.handle(Body(stream_id=STREAM_ID, data=event.data))
+                await self._body(event.data)
             elif isinstance(event, RequestHead):
                 await self.send(Updated(idle=False))
                 await self._create_stream(event)
             elif event is Signal.BODY_END:
                 if self.stream is None:
                     return
-                await self.stream.handle(EndBody(stream_id=STREAM_ID))
+                await self.stream.put(_BODY_END)
             elif event is Signal.PAUSED:
                 await self.can_read.clear()
                 await self.can_read.wait()
             else:  # NEED_DATA, or the client closed between requests
                 return
 
+    async def _body(self, data: bytes) -> None:
+        """A piece of the body, for the app; the last one says so, when it came with it."""
+        assert self.stream is not None
+        last = self.connection.next_event_is_body_end()
+        await self.stream.put({"type": "http.request", "body": data, "more_body": not last})
+
     async def _create_stream(self, request: RequestHead) -> None:
-        self.stream = HTTPStream(
-            self.app,
+        scope = scope_of(
             self.config,
-            self.context,
-            self.task_group,
-            self.ssl,
-            self.client,
-            self.server,
-            self.stream_send,
-            STREAM_ID,
+            request.method.decode("ascii").upper(),
+            request.target,
+            request.http_version.decode(),
+            request.headers,
+            (self.client, self.server),
+            self.connection_state,
         )
-        await self.stream.handle(
-            Request(
-                stream_id=STREAM_ID,
-                headers=request.headers,
-                http_version=request.http_version.decode(),
-                method=request.method.decode("ascii").upper(),
-                raw_path=request.target,
-                state=self.connection_state,
-            )
-        )
+        self.stream = RequestStream(self, self.app, self.config, scope)
+        self.task_group.spawn(self.stream.run)
         self.keep_alive_requests += 1
         await self.context.mark_request()
 
-    async def stream_send(self, event: StreamEvent) -> None:
-        """What the request's HTTPStream sends: the response, then its end."""
-        if isinstance(event, StreamClosed):
-            await self._maybe_recycle()
-        elif self.refused:
+    # The app's response (request_stream.py's Responder), for the stream being served.
+
+    async def respond(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        if self.refused:
             return  # (H11Protocol's h11 refuses it, and H11Protocol lets that pass)
-        elif isinstance(event, Response):
-            headers = [*event.headers, *self.config.response_headers("h11")]
-            if (
-                event.status_code >= 200
-                and self.keep_alive_requests >= self.config.keep_alive_max_requests
-            ):
-                headers.append((b"connection", b"close"))
-            await self._write(self.connection.respond(event.status_code, headers))
-        elif isinstance(event, Body):
-            await self._write(self.connection.body(event.data))
-        elif isinstance(event, EndBody):
+        headers = [*headers, *self.config.response_headers("h11")]
+        if status >= 200 and self.keep_alive_requests >= self.config.keep_alive_max_requests:
+            headers.append((b"connection", b"close"))
+        await self._write(self.connection.respond(status, headers))
+
+    async def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self.refused:
+            await self._write(self.connection.body(data))
+
+    async def end_response(self) -> None:
+        if not self.refused:
             await self._write(self.connection.end())
-        # (InformationalResponse, Trailers: HTTP/2 and 3 only; Data, EndData: a WebSocket's.)
+        await self._maybe_recycle()
+
+    async def app_done(self, stream: RequestStream) -> None:
+        """The app has returned (or failed): a request left unanswered gets a 500."""
+        if stream.closed or stream is not self.stream:
+            return
+        if self.connection.answering and not self.refused:
+            await self._answer_alone(500)
+        await self._maybe_recycle()
 
     async def _write(self, data: bytes | bytearray | memoryview) -> None:
         await self.send(RawData(data=data))  # type: ignore[arg-type]  # (a view goes too)
 
+    async def _answer_alone(self, status: int) -> None:
+        """An empty answer the app did not give (a refusal, a 500), then the close."""
+        headers = [(b"content-length", b"0"), (b"connection", b"close")]
+        await self._write(
+            self.connection.respond(status, [*headers, *self.config.response_headers("h11")])
+        )
+        await self._write(self.connection.end())
+
     async def _refuse(self, status: int) -> None:
         if self.connection.answering:
-            headers = [(b"content-length", b"0"), (b"connection", b"close")]
-            await self._write(
-                self.connection.respond(status, [*headers, *self.config.response_headers("h11")])
-            )
-            await self._write(self.connection.end())
+            await self._answer_alone(status)
         self.refused = True
         await self.send(Closed())
 
     async def _maybe_recycle(self) -> None:
-        await self._close_stream()
+        self._close_stream()
         if not self.context.terminated.is_set() and self.connection.reusable:
             self.connection.start_next_cycle()
             await self.can_read.set()
@@ -194,7 +206,7 @@ class HTTP11Protocol:
             await self.can_read.set()
             await self.send(Closed())
 
-    async def _close_stream(self) -> None:
+    def _close_stream(self) -> None:
         if self.stream is not None:
-            await self.stream.handle(StreamClosed(stream_id=STREAM_ID))
+            self.stream.close()
             self.stream = None

@@ -49,11 +49,9 @@ PROTOCOL_IMPORTED = {
     "hypercorn.config": {"Config"},
     "hypercorn.events": {"Closed", "Event", "RawData", "Updated"},
     "hypercorn.protocol": {"ProtocolWrapper"},
-    "hypercorn.protocol.events": {
-        *("Body", "EndBody", "Event", "Request", "Response", "StreamClosed"),
+    "hypercorn.typing": {
+        *("AppWrapper", "ASGIReceiveEvent", "ConnectionState", "TaskGroup", "WorkerContext"),
     },
-    "hypercorn.protocol.http_stream": {"HTTPStream"},
-    "hypercorn.typing": {"AppWrapper", "ConnectionState", "TaskGroup", "WorkerContext"},
 }
 
 #: What the seam calls, as it calls it: the parameters in order (`*` before the keyword-only
@@ -73,13 +71,10 @@ CALLED = {
     ("hypercorn.utils", "repr_socket_addr"): ("family, address", False),
     # Overridden by ServedConfig, which calls it once a second.
     ("hypercorn.config", "Config.response_headers"): ("protocol", False),
-    # The protocol's (protocol.py), each request served by an HTTPStream.
-    (
-        "hypercorn.protocol.http_stream",
-        "HTTPStream",
-    ): ("app, config, context, task_group, ssl, client, server, send, stream_id", False),
-    ("hypercorn.protocol.http_stream", "HTTPStream.handle"): ("event", True),
+    # The protocol's (protocol.py): each request's app run in the connection's task group.
+    ("hypercorn.trio.task_group", "TaskGroup.spawn"): ("func, args", False),
     ("hypercorn.trio.worker_context", "WorkerContext.mark_request"): ("", True),
+    ("hypercorn.logging", "Logger.exception"): ("message, args, kwargs", True),
 }
 
 
@@ -212,29 +207,12 @@ def test_hypercorn_switches_protocols_only_on_what_the_adapter_s_protocol_never_
     assert "H2" not in ours and "WSStream" not in ours
 
 
-def test_the_stream_takes_and_sends_the_events_the_protocol_makes_and_reads() -> None:
-    from hypercorn.events import Updated
-    from hypercorn.protocol.events import Body, EndBody, Request, Response, StreamClosed
-    from hypercorn.protocol.http_stream import HTTPStream
+def test_the_protocol_s_events_are_the_per_connection_server_s() -> None:
+    from hypercorn.events import Closed, RawData, Updated
 
-    def fields(kind: type) -> list[str]:
-        return [field.name for field in dataclasses.fields(kind)]
-
-    assert fields(Request) == [
-        "stream_id", "headers", "http_version", "method", "raw_path", "state"
-    ]  # fmt: skip
-    assert fields(Body) == ["stream_id", "data"]
-    assert fields(EndBody) == fields(StreamClosed) == ["stream_id"]
-    assert fields(Response) == ["stream_id", "headers", "status_code"]
-    assert fields(Updated) == ["idle"]
-    # What HTTPStream sends the protocol for an HTTP/1.1 request: a response, its body,
-    # its end, the stream closed (early hints, trailers and pushes are HTTP/2's and 3's).
-    sent = inspect.getsource(HTTPStream)
-    assert 'TRAILERS_VERSIONS = {"2", "3"}' in inspect.getsource(
-        importlib.import_module("hypercorn.protocol.http_stream")
-    )
-    for made in ("Response(", "Body(", "EndBody(", "StreamClosed("):
-        assert made in sent, f"hypercorn {HYPERCORN} sends no {made[:-1]}"
+    assert [field.name for field in dataclasses.fields(Updated)] == ["idle"]
+    assert dataclasses.fields(Closed) == ()
+    assert [field.name for field in dataclasses.fields(RawData)] == ["data", "address"]
 
 
 def test_the_per_connection_server_sends_each_piece_through_protocol_send() -> None:

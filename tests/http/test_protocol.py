@@ -53,6 +53,8 @@ class Served:
                 break
         if scope["path"] == "/hold":
             await trio.sleep_forever()
+        if scope["path"] == "/fail":
+            raise RuntimeError("the app's own bug")
         answer = b"%s %s %s" % (scope["method"].encode(), scope["raw_path"], body)
         await send(
             {
@@ -102,7 +104,8 @@ async def test_requests_on_one_connection_are_answered_in_turn_and_it_is_kept() 
             Updated(idle=False),
             Updated(idle=True),
         ]
-        assert [event["more_body"] for event in connection.received] == [False, True, True, False]
+        # The GET's empty body; the POST's first piece, then its last with its end.
+        assert [event["more_body"] for event in connection.received] == [False, True, False]
 
 
 async def test_a_pipelined_request_waits_for_the_answer_before_it() -> None:
@@ -164,3 +167,13 @@ async def test_the_app_hears_the_client_gone() -> None:
         await trio.testing.wait_all_tasks_blocked()
         assert connection.protocol.stream is None
         assert connection.written() == b""
+
+
+async def test_an_app_that_fails_before_its_answer_gets_a_500_and_the_close() -> None:
+    async with served() as connection:
+        await connection.feed(GET.replace(b"/a", b"/fail"))
+        assert connection.written() == (
+            b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n"
+            b"connection: close\r\nserver: hypercorn-h11\r\n\r\n"
+        )
+        assert connection.others() == [Updated(idle=False), Closed()]
