@@ -14,11 +14,16 @@ from .errors import RequestError, ResponseError
 
 TOKEN_CHARS = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
 # A value: visible characters and obs-text, spaces and tabs only within (h11's, as read).
-_VALUE_CHARS = rb"(?:[^\x00\s](?:[ \t]*[^\x00\s])*)?"
+_VALUE_CHARS = rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?"
 _TOKEN = re.compile(TOKEN_CHARS)
 _VALUE = re.compile(_VALUE_CHARS)
 #: A header field's line (or a trailer's): its name and its value, trimmed.
 FIELD = re.compile(rb"(%b):[ \t]*(%b)[ \t]*" % (TOKEN_CHARS, _VALUE_CHARS))
+_FIELD_LINE = re.compile(rb"(%b):[ \t]*(%b)[ \t]*\r\n" % (TOKEN_CHARS, _VALUE_CHARS))
+_FIELD_LINES = re.compile(rb"(?:%b:[ \t]*%b[ \t]*\r\n)*" % (TOKEN_CHARS, _VALUE_CHARS))
+#: Reason phrases written, by status: HTTPStatus's lookup costs more than the line.
+_REASONS: dict[int, bytes] = {}
+_NONE: frozenset[bytes] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,33 +39,34 @@ class Framing:
 
     @classmethod
     def of(cls, headers: list[tuple[bytes, bytes]], version: bytes) -> Framing:
-        lengths: set[bytes] = set()
+        lengths: list[bytes] = []
         codings: list[bytes] = []
-        connection: set[bytes] = set()
+        connection: list[bytes] = []
         expects = False
         hosts = 0
         for name, value in headers:
             if name == b"content-length":
-                lengths.update(length.strip() for length in value.split(b","))
+                lengths += value.split(b",")
             elif name == b"transfer-encoding":
                 codings.append(value.lower())
             elif name == b"connection":
-                connection.update(token.strip().lower() for token in value.split(b","))
+                connection += value.lower().split(b",")
             elif name == b"expect":
                 expects = b"100-continue" in value.lower()
             elif name == b"host":
                 hosts += 1
+        tokens = frozenset(token.strip() for token in connection) if connection else _NONE
         return cls(
             chunked=_chunked(codings, lengths),
             length=_length(lengths),
-            keep_alive=version == b"1.1" and b"close" not in connection,
+            keep_alive=version == b"1.1" and b"close" not in tokens,
             expects_continue=expects and version == b"1.1",
-            connection=frozenset(connection),
+            connection=tokens,
             hosts=hosts,
         )
 
 
-def _chunked(codings: list[bytes], lengths: set[bytes]) -> bool:
+def _chunked(codings: list[bytes], lengths: list[bytes]) -> bool:
     if not codings:
         return False
     if len(codings) > 1 or codings[0] != b"chunked":
@@ -70,31 +76,30 @@ def _chunked(codings: list[bytes], lengths: set[bytes]) -> bool:
     return True
 
 
-def _length(lengths: set[bytes]) -> int | None:
+def _length(lengths: list[bytes]) -> int | None:
     if not lengths:
         return None
-    if len(lengths) > 1:
+    length = lengths[0].strip()
+    if len(lengths) > 1 and any(other.strip() != length for other in lengths):
         raise RequestError("conflicting Content-Length headers")
-    (length,) = lengths
     if not length.isdigit() or len(length) > 20:
         raise RequestError("bad Content-Length")
     return int(length)
 
 
-def request_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
-    """A head's header fields (after its request line), names lower-cased, Upgrade
-    dropped."""
-    fields = []
-    for line in lines[1:]:
-        field = FIELD.fullmatch(line)
-        if field is None:
+def request_fields(block: bytes) -> list[tuple[bytes, bytes]]:
+    """A head's header fields (its lines after the request line, each ending in CRLF),
+    names lower-cased, Upgrade dropped. The block is judged whole, in C, then split."""
+    if _FIELD_LINES.fullmatch(block) is None:
+        for line in block.split(b"\r\n"):
             if line[:1] in (b" ", b"\t"):
                 raise RequestError("a line of the request's head is folded (obs-fold)")
-            raise RequestError("illegal header line")
-        name = field[1].lower()
-        if name != b"upgrade":
-            fields.append((name, field[2]))
-    return fields
+        raise RequestError("illegal header line")
+    return [
+        (lowered, value)
+        for name, value in _FIELD_LINE.findall(block)
+        if (lowered := name.lower()) != b"upgrade"
+    ]
 
 
 def without(headers: list[tuple[bytes, bytes]], name: bytes) -> list[tuple[bytes, bytes]]:
@@ -104,10 +109,13 @@ def without(headers: list[tuple[bytes, bytes]], name: bytes) -> list[tuple[bytes
 def response_head(status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
     """A status line with its reason phrase, then the header fields, each checked: a
     name that is no token or a value that could end its line is refused."""
-    try:
-        reason = HTTPStatus(status).phrase.encode()
-    except ValueError:
-        reason = b""
+    reason = _REASONS.get(status)
+    if reason is None:
+        try:
+            reason = HTTPStatus(status).phrase.encode()
+        except ValueError:
+            reason = b""
+        _REASONS[status] = reason
     lines = [b"HTTP/1.1 %d %b\r\n" % (status, reason)]
     for name, value in headers:
         if _TOKEN.fullmatch(name) is None or _VALUE.fullmatch(value) is None:

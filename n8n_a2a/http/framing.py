@@ -194,14 +194,14 @@ class HTTP11Connection:
         return self._read_head(whole[: found.start() + 1])
 
     def _read_head(self, head: bytes) -> RequestHead:
-        lines = head[:-2].split(b"\r\n")
-        line = _REQUEST_LINE.fullmatch(lines[0])
+        line_end = head.find(b"\r\n")
+        line = _REQUEST_LINE.fullmatch(head, 0, line_end)
         if line is None:
             raise RequestError("illegal request line")
         method, target, version = line.groups()
         if version not in _VERSIONS:
             raise RequestError(f"HTTP/{version.decode()} is not served here: HTTP/1.1 only", 505)
-        headers = request_fields(lines)
+        headers = request_fields(head[line_end + 2 :])
         framing = Framing.of(headers, version)
         if version == b"1.1" and framing.hosts != 1:
             raise RequestError("a request of HTTP/1.1 names one Host")

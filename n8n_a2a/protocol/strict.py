@@ -50,10 +50,17 @@ def loads(
     """json.loads with NaN, Infinity and -Infinity refused (NotJSON); `unique_keys`: a key
     twice in an object is refused too (json.loads would keep the last one silently).
     `parse_constant`: what reads them instead (carving.py's cut strings stand as NaN)."""
-    constant = parse_constant or _not_json
-    if unique_keys:
-        return json.loads(text, parse_constant=constant, object_pairs_hook=_unique)
-    return json.loads(text, parse_constant=constant)
+    if parse_constant is not None:
+        if unique_keys:
+            return json.loads(text, parse_constant=parse_constant, object_pairs_hook=_unique)
+        return json.loads(text, parse_constant=parse_constant)
+    # json.loads makes a decoder anew for any option it is given: these are made once.
+    decoder = _UNIQUE_KEYS if unique_keys else _STRICT
+    if isinstance(text, str):
+        if text.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return decoder.decode(text)
+    return decoder.decode(text.decode(json.detect_encoding(text), "surrogatepass"))
 
 
 def may_hold_surrogates(body: bytes | bytearray) -> bool:
@@ -207,3 +214,7 @@ def writable(value: Any, depth: int = 0) -> Any:
     if kind is str and _has_surrogate(value):
         return _SURROGATE.sub("\ufffd", value)
     return value
+
+
+_STRICT = json.JSONDecoder(parse_constant=_not_json)
+_UNIQUE_KEYS = json.JSONDecoder(parse_constant=_not_json, object_pairs_hook=_unique)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ssl
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 from urllib.parse import urlsplit
@@ -331,8 +331,19 @@ def _sent(reply: WebhookReply, outgoing: Outgoing, resumed: bool) -> WebhookRepl
     (or of a resume)."""
     if not isinstance(reply, HttpReply):
         return reply
-    return replace(
-        reply, request_bytes=outgoing.size, multipart=outgoing.multipart, resumed=resumed
+    # (dataclasses.replace reads the class's fields anew at each call: a send's worth.)
+    return HttpReply(
+        status=reply.status,
+        body=reply.body,
+        content_type=reply.content_type,
+        location=reply.location,
+        truncated=reply.truncated,
+        read_limit=reply.read_limit,
+        content_encoding=reply.content_encoding,
+        subject_token=reply.subject_token,
+        request_bytes=outgoing.size,
+        multipart=outgoing.multipart,
+        resumed=resumed,
     )
 
 

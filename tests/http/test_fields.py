@@ -9,14 +9,17 @@ from n8n_a2a.http.fields import Framing, request_fields, response_head, without
 
 
 def test_a_request_s_fields_are_lower_cased_trimmed_and_upgrade_dropped() -> None:
-    lines = [b"GET / HTTP/1.1", b"Host:  a \t", b"X-Empty:", b"Upgrade: h2c", b"X-A: 1 2"]
-    assert request_fields(lines) == [(b"host", b"a"), (b"x-empty", b""), (b"x-a", b"1 2")]
+    block = b"Host:  a \t\r\nX-Empty:\r\nUpgrade: h2c\r\nX-A: 1 2\r\n"
+    assert request_fields(block) == [(b"host", b"a"), (b"x-empty", b""), (b"x-a", b"1 2")]
+    assert request_fields(b"") == []
 
 
-@pytest.mark.parametrize("line", [b" folded: x", b"no colon", b"Name : x", b"X: a\x7fb\x00"])
+@pytest.mark.parametrize(
+    "line", [b" folded: x", b"no colon", b"Name : x", b"X: a\x7fb\x00", b"X: a\rb", b""]
+)
 def test_a_line_that_is_no_field_is_refused(line: bytes) -> None:
     with pytest.raises(RequestError):
-        request_fields([b"GET / HTTP/1.1", line])
+        request_fields(b"Host: a\r\n" + line + b"\r\nX: y\r\n")
 
 
 def test_the_framing_of_a_message() -> None:

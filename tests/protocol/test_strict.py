@@ -9,7 +9,7 @@ import pytest
 from n8n_a2a.protocol import rest
 from n8n_a2a.protocol.errors import A2AError, ErrorCode, InvalidRequest
 from n8n_a2a.protocol.jsonrpc import parse_request
-from n8n_a2a.protocol.strict import MAX_PATH_CHARS, MAX_VALUES, unwritable, values_in
+from n8n_a2a.protocol.strict import MAX_PATH_CHARS, MAX_VALUES, loads, unwritable, values_in
 
 
 def envelope(params: str) -> bytes:
@@ -80,3 +80,28 @@ def test_a_lone_surrogate_in_a_deep_key_or_string_is_found_where_it_sits() -> No
 )
 def test_a_document_s_values_are_counted_itself_included(value: object, values: int) -> None:
     assert values_in(value) == values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, "é"]}',
+        '{"a": [1, "é"]}'.encode(),
+        '{"a": [1, "é"]}'.encode("utf-16"),
+        '{"a": [1, "é"]}'.encode("utf-32-le"),
+        '\ufeff{"a": 1}'.encode(),
+        b'"\\ud800"',
+        b'"\xed\xa0\x80"',
+        bytearray(b'{"a": 1}'),
+    ],
+)
+def test_a_document_is_read_as_json_loads_reads_it(text: str | bytes | bytearray) -> None:
+    assert loads(text) == json.loads(text)
+    assert loads(text, unique_keys=True) == json.loads(text)
+
+
+def test_a_str_that_begins_with_a_bom_is_refused_as_json_loads_refuses_it() -> None:
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        json.loads('\ufeff{"a": 1}')
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        loads('\ufeff{"a": 1}')

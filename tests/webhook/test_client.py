@@ -332,3 +332,20 @@ async def test_a_turn_for_a_waiting_execution_goes_to_its_resume_target_on_the_o
     # The same body and headers as a webhook call, the token in X-Subject-Token.
     first = stub.received[0]
     assert first.json["text"] == "answer:salt" and first.headers["x-subject-token"] == "tok"
+
+
+def test_a_reply_told_what_was_sent_keeps_every_other_field() -> None:
+    from n8n_a2a.webhook.client import Outgoing, _sent
+
+    reply = HttpReply(
+        status=413,
+        body=bytearray(b"too large"),
+        content_type="text/plain",
+        location="/elsewhere",
+        truncated=True,
+        read_limit=9,
+        content_encoding="gzip",
+        subject_token="token",
+    )
+    told = _sent(reply, Outgoing(b"x" * 7), resumed=True)
+    assert told == replace(reply, request_bytes=7, multipart=False, resumed=True)
