@@ -7,35 +7,47 @@ often it is given, Transfer-Encoding chunked or nothing (a 501), never both (a 4
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from http import HTTPStatus
 
 from .errors import RequestError, ResponseError
 
-TOKEN_CHARS = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+_TOKEN_CHARS = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
 # A value: visible characters and obs-text, spaces and tabs only within (h11's, as read).
 _VALUE_CHARS = rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?"
-_TOKEN = re.compile(TOKEN_CHARS)
-_VALUE = re.compile(_VALUE_CHARS)
-#: A header field's line (or a trailer's): its name and its value, trimmed.
-FIELD = re.compile(rb"(%b):[ \t]*(%b)[ \t]*" % (TOKEN_CHARS, _VALUE_CHARS))
-_FIELD_LINE = re.compile(rb"(%b):[ \t]*(%b)[ \t]*\r\n" % (TOKEN_CHARS, _VALUE_CHARS))
-_FIELD_LINES = re.compile(rb"(?:%b:[ \t]*%b[ \t]*\r\n)*" % (TOKEN_CHARS, _VALUE_CHARS))
+#: Header field lines (or trailers), each ending in CRLF: a name, a colon, a value. (Each
+#: expression compiled costs the start a million instructions or more: one does.)
+FIELD_LINES = re.compile(rb"(?:%b:[ \t]*%b[ \t]*\r\n)*" % (_TOKEN_CHARS, _VALUE_CHARS))
+# A request line's parts, judged by deleting what each may hold (bytes.translate, in C):
+# what is left is a fault. (A regular expression compiled costs the start more.)
+_TOKEN_BYTES = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_VISIBLE_BYTES = bytes(range(0x21, 0x7F))
 #: Reason phrases written, by status: HTTPStatus's lookup costs more than the line.
 _REASONS: dict[int, bytes] = {}
 _NONE: frozenset[bytes] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
 class Framing:
-    """What a message's headers say of its body and its connection."""
+    """What a message's headers say of its body and its connection. (A plain class: a
+    dataclass's costs the start more, and nothing compares these.)"""
 
-    chunked: bool
-    length: int | None
-    keep_alive: bool
-    expects_continue: bool
-    connection: frozenset[bytes]
-    hosts: int
+    __slots__ = ("chunked", "connection", "expects_continue", "hosts", "keep_alive", "length")
+
+    def __init__(
+        self,
+        *,
+        chunked: bool,
+        length: int | None,
+        keep_alive: bool,
+        expects_continue: bool,
+        connection: frozenset[bytes],
+        hosts: int,
+    ) -> None:
+        self.chunked = chunked
+        self.length = length
+        self.keep_alive = keep_alive
+        self.expects_continue = expects_continue
+        self.connection = connection
+        self.hosts = hosts
 
     @classmethod
     def of(cls, headers: list[tuple[bytes, bytes]], version: bytes) -> Framing:
@@ -89,17 +101,19 @@ def _length(lengths: list[bytes]) -> int | None:
 
 def request_fields(block: bytes) -> list[tuple[bytes, bytes]]:
     """A head's header fields (its lines after the request line, each ending in CRLF),
-    names lower-cased, Upgrade dropped. The block is judged whole, in C, then split."""
-    if _FIELD_LINES.fullmatch(block) is None:
+    names lower-cased, values trimmed, Upgrade dropped. The block is judged whole, in C."""
+    if FIELD_LINES.fullmatch(block) is None:
         for line in block.split(b"\r\n"):
             if line[:1] in (b" ", b"\t"):
                 raise RequestError("a line of the request's head is folded (obs-fold)")
         raise RequestError("illegal header line")
-    return [
-        (lowered, value)
-        for name, value in _FIELD_LINE.findall(block)
-        if (lowered := name.lower()) != b"upgrade"
-    ]
+    fields = []
+    for line in block.split(b"\r\n")[:-1]:
+        name, _, value = line.partition(b":")
+        name = name.lower()
+        if name != b"upgrade":
+            fields.append((name, value.strip(b" \t")))
+    return fields
 
 
 def without(headers: list[tuple[bytes, bytes]], name: bytes) -> list[tuple[bytes, bytes]]:
@@ -116,10 +130,29 @@ def response_head(status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
         except ValueError:
             reason = b""
         _REASONS[status] = reason
-    lines = [b"HTTP/1.1 %d %b\r\n" % (status, reason)]
-    for name, value in headers:
-        if _TOKEN.fullmatch(name) is None or _VALUE.fullmatch(value) is None:
-            raise ResponseError(f"the header field {bytes(name)!r} cannot be sent as it is")
-        lines.append(b"%b: %b\r\n" % (name, value))
-    lines.append(b"\r\n")
-    return b"".join(lines)
+    fields = b"".join([b"%b: %b\r\n" % (name, value) for name, value in headers])
+    # One line a field, each a name and a value: none that could end its line early.
+    if fields.count(b"\n") != len(headers) or FIELD_LINES.fullmatch(fields) is None:
+        raise ResponseError(f"a header field of {headers!r} cannot be sent as it is")
+    return b"HTTP/1.1 %d %b\r\n%b\r\n" % (status, reason, fields)
+
+
+def request_line(line: bytes) -> tuple[bytes, bytes, bytes]:
+    """A request line's method (a token), target (visible characters) and version
+    (`HTTP/d.d`, its digits given), as h11 reads one."""
+    parts = line.split(b" ")
+    if len(parts) == 3:
+        method, target, version = parts
+        if (
+            method
+            and target
+            and not method.translate(None, _TOKEN_BYTES)
+            and not target.translate(None, _VISIBLE_BYTES)
+            and len(version) == 8
+            and version[:5] == b"HTTP/"
+            and version[5:6].isdigit()
+            and version[6:7] == b"."
+            and version[7:].isdigit()
+        ):
+            return method, target, version[5:]
+    raise RequestError("illegal request line")

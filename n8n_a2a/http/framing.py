@@ -39,30 +39,42 @@ A response of unknown length goes chunked to HTTP/1.1, and to the close to HTTP/
 
 from __future__ import annotations
 
-import enum
-import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .errors import RequestError, ResponseError
-from .fields import FIELD, TOKEN_CHARS, Framing, request_fields, response_head, without
+from .fields import FIELD_LINES, Framing, request_fields, request_line, response_head, without
 
 # Where a request's head ends: a line end, then an empty line.
-_HEAD_END = re.compile(rb"\n\r?\n")
-_REQUEST_LINE = re.compile(rb"(%b) ([\x21-\x7e]+) HTTP/([0-9]\.[0-9])" % TOKEN_CHARS)
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;[^\r\n]*)?[ \t]*")
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 _VERSIONS = (b"1.1", b"1.0")
 #: The most a chunk's size line (its extensions with it) or a trailer line may take.
 MAX_CHUNK_LINE_BYTES = 4096
 _NO_BODY = frozenset({204, 304})
 
 
-class Signal(enum.Enum):
-    """What `next_event` found that carries nothing."""
+class Signal:
+    """What `next_event` found that carries nothing: one of the four below, each told
+    apart by `is`. (Not an Enum: its class costs the start more than it gives.)"""
 
-    NEED_DATA = enum.auto()  # nothing whole yet: receive more
-    PAUSED = enum.auto()  # the next request waits until this one's response is sent
-    BODY_END = enum.auto()  # the request's body is read whole
-    CLOSED = enum.auto()  # the client closed its side between requests
+    __slots__ = ("name",)
+
+    NEED_DATA: ClassVar[Signal]  # nothing whole yet: receive more
+    PAUSED: ClassVar[Signal]  # the next request waits until this one's response is sent
+    BODY_END: ClassVar[Signal]  # the request's body is read whole
+    CLOSED: ClassVar[Signal]  # the client closed its side between requests
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Signal.{self.name}"
+
+
+Signal.NEED_DATA = Signal("NEED_DATA")
+Signal.PAUSED = Signal("PAUSED")
+Signal.BODY_END = Signal("BODY_END")
+Signal.CLOSED = Signal("CLOSED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,31 +87,46 @@ class RequestHead:
     headers: list[tuple[bytes, bytes]]
 
 
-@dataclass(frozen=True, slots=True)
 class BodyData:
-    """Bytes of the request's body, as they came."""
+    """Bytes of the request's body, as they came. (A plain class, as Signal.)"""
 
-    data: bytes
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BodyData) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"BodyData({self.data!r})"
 
 
-class _Reading(enum.Enum):
-    HEAD = enum.auto()
-    LENGTH = enum.auto()  # a body of known length
-    CHUNK_SIZE = enum.auto()
-    CHUNK_DATA = enum.auto()
-    CHUNK_END = enum.auto()  # the CRLF after a chunk's data
-    TRAILERS = enum.auto()
-    END = enum.auto()  # the body is read whole, which the next event says
-    DONE = enum.auto()  # the request is read; the next waits for its response's end
-    LAST = enum.auto()  # the connection's last request is read: nothing more is
+class _Reading:
+    """Where a request's reading is (plain numbers: an Enum class costs the start more)."""
+
+    HEAD = 0
+    LENGTH = 1  # a body of known length
+    CHUNK_SIZE = 2
+    CHUNK_DATA = 3
+    CHUNK_END = 4  # the CRLF after a chunk's data
+    TRAILERS = 5
+    END = 6  # the body is read whole, which the next event says
+    DONE = 7  # the request is read; the next waits for its response's end
+    LAST = 8  # the connection's last request is read: nothing more is
 
 
-class _Writing(enum.Enum):
-    HEAD = enum.auto()
-    LENGTH = enum.auto()
-    CHUNKED = enum.auto()
-    TO_CLOSE = enum.auto()
-    DONE = enum.auto()
+class _Writing:
+    """Where a response's writing is."""
+
+    HEAD = 0
+    LENGTH = 1
+    CHUNKED = 2
+    TO_CLOSE = 3
+    DONE = 4
 
 
 class HTTP11Connection:
@@ -126,19 +153,19 @@ class HTTP11Connection:
     @property
     def answering(self) -> bool:
         """Whether a response may still begin (none has yet)."""
-        return self._writing is _Writing.HEAD
+        return self._writing == _Writing.HEAD
 
     @property
     def reusable(self) -> bool:
         """Both the request and its response are whole, and the connection carries more."""
         return (
-            self._keep_alive and self._reading is _Reading.DONE and self._writing is _Writing.DONE
+            self._keep_alive and self._reading == _Reading.DONE and self._writing == _Writing.DONE
         )
 
     def receive_data(self, data: bytes) -> None:
         if not data:
             self._eof = True
-        elif self._reading is not _Reading.LAST:
+        elif self._reading != _Reading.LAST:
             self._buffer = self._buffer + data if self._buffer else data
 
     def start_next_cycle(self) -> None:
@@ -150,23 +177,23 @@ class HTTP11Connection:
         """The next thing the bytes received make; raises RequestError for a request
         the adapter will not read."""
         reading = self._reading
-        if reading is _Reading.HEAD:
+        if reading == _Reading.HEAD:
             return self._head()
-        if reading is _Reading.LENGTH:
+        if reading == _Reading.LENGTH:
             return self._in_length()
-        if reading is _Reading.END:
+        if reading == _Reading.END:
             self._end_request()
             return Signal.BODY_END
-        if reading is _Reading.DONE:
+        if reading == _Reading.DONE:
             return Signal.PAUSED if self._buffer else self._at_rest()
-        if reading is _Reading.LAST:
+        if reading == _Reading.LAST:
             return Signal.NEED_DATA
         return self._in_chunks()
 
     def next_event_is_body_end(self) -> bool:
         """Whether the body's piece just read was its last: its end is then taken with it,
         and no BODY_END follows."""
-        if self._reading is not _Reading.END:
+        if self._reading != _Reading.END:
             return False
         self._end_request()
         return True
@@ -180,25 +207,22 @@ class HTTP11Connection:
             return self._at_rest()
         if buffer[0] < 0x21:  # no request line begins so (TLS, a stray CRLF): h11's check
             raise RequestError("illegal request line")
-        found = _HEAD_END.search(buffer)
-        if found is None:
+        start, end = _head_end(buffer)
+        if start < 0:
             if len(buffer) > self._max_head:
                 raise RequestError("the request's head is too long", 431)
             if self._eof:
                 raise RequestError("the client closed the connection within a request's head")
             return Signal.NEED_DATA
-        self._buffer = buffer[found.end() :]
-        whole = buffer[: found.end()]
+        self._buffer = buffer[end:]
+        whole = buffer[:end]
         if whole.count(b"\n") != whole.count(b"\r\n"):
             raise RequestError("a line of the request's head ends in a bare LF")
-        return self._read_head(whole[: found.start() + 1])
+        return self._read_head(whole[: start + 1])
 
     def _read_head(self, head: bytes) -> RequestHead:
         line_end = head.find(b"\r\n")
-        line = _REQUEST_LINE.fullmatch(head, 0, line_end)
-        if line is None:
-            raise RequestError("illegal request line")
-        method, target, version = line.groups()
+        method, target, version = request_line(head[:line_end])
         if version not in _VERSIONS:
             raise RequestError(f"HTTP/{version.decode()} is not served here: HTTP/1.1 only", 505)
         headers = request_fields(head[line_end + 2 :])
@@ -243,7 +267,7 @@ class HTTP11Connection:
 
     def _in_chunks(self) -> BodyData | Signal:
         while True:
-            if self._reading is _Reading.CHUNK_DATA:
+            if self._reading == _Reading.CHUNK_DATA:
                 return self._chunk_data()
             line = self._line()
             if line is None:
@@ -280,26 +304,26 @@ class HTTP11Connection:
 
     def _chunk_line(self, line: bytes) -> bool:
         """Reads a size line, the CRLF after a chunk or a trailer; whether the body ended."""
-        if self._reading is _Reading.CHUNK_SIZE:
-            size = _CHUNK_SIZE.fullmatch(line)
-            if size is None:
+        if self._reading == _Reading.CHUNK_SIZE:
+            size = line.split(b";", 1)[0].rstrip(b" \t")  # (extensions ignored)
+            if not 0 < len(size) <= 20 or size.strip(_HEX_DIGITS):
                 raise RequestError("a chunk's size line is no size")
-            self._left = int(size[1], 16)
+            self._left = int(size, 16)
             self._reading = _Reading.CHUNK_DATA if self._left else _Reading.TRAILERS
-        elif self._reading is _Reading.CHUNK_END:
+        elif self._reading == _Reading.CHUNK_END:
             if line:
                 raise RequestError("a chunk's data runs past its size")
             self._reading = _Reading.CHUNK_SIZE
         elif not line:
             self._end_request()
             return True
-        elif FIELD.fullmatch(line) is None:
+        elif FIELD_LINES.fullmatch(line + b"\r\n") is None:
             raise RequestError("a trailer of the request is no header field")
         return False
 
     def respond(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
         """The head of the response (status 100 to 599; a 1xx is interim)."""
-        if self._writing is not _Writing.HEAD:
+        if self._writing != _Writing.HEAD:
             raise ResponseError("a response has begun already")
         self.waiting_for_continue = False
         if status >= 200:
@@ -316,12 +340,12 @@ class HTTP11Connection:
             self._writing = _Writing.CHUNKED
         elif framing.length is not None:
             self._left = framing.length
-        elif self._version == b"1.1" and self._reading is not _Reading.HEAD:
+        elif self._version == b"1.1" and self._reading != _Reading.HEAD:
             headers = [*without(headers, b"content-length"), (b"Transfer-Encoding", b"chunked")]
             self._writing = _Writing.CHUNKED
         else:  # to an HTTP/1.0 client, or one whose request was refused: to the close
             self._writing = _Writing.TO_CLOSE
-        if self._writing is _Writing.TO_CLOSE or not framing.keep_alive:
+        if self._writing == _Writing.TO_CLOSE or not framing.keep_alive:
             self._no_more_requests()
         if not self._keep_alive and b"close" not in framing.connection:
             tokens = sorted({*framing.connection, b"close"} - {b"keep-alive"})
@@ -331,29 +355,39 @@ class HTTP11Connection:
     def _no_more_requests(self) -> None:
         """This request is the connection's last: what comes after it is never read."""
         self._keep_alive = False
-        if self._reading is _Reading.DONE:
+        if self._reading == _Reading.DONE:
             self._reading, self._buffer = _Reading.LAST, b""
 
     def body(self, data: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
         """The bytes that carry `data` of the response's body."""
         writing = self._writing
-        if writing is _Writing.CHUNKED:
+        if writing == _Writing.CHUNKED:
             return b"".join((b"%x\r\n" % len(data), data, b"\r\n")) if data else b""
-        if writing is _Writing.LENGTH:
+        if writing == _Writing.LENGTH:
             if len(data) > self._left:
                 raise ResponseError("Too much data for declared Content-Length")
             self._left -= len(data)
             return data
-        if writing is _Writing.TO_CLOSE:
+        if writing == _Writing.TO_CLOSE:
             return data
         raise ResponseError("no response body is being written")
 
     def end(self) -> bytes:
         """The bytes that end the response's body."""
         writing = self._writing
-        if writing is _Writing.LENGTH and self._left:
+        if writing == _Writing.LENGTH and self._left:
             raise ResponseError("Too little data for declared Content-Length")
         if writing in (_Writing.HEAD, _Writing.DONE):
             raise ResponseError("no response body is being written")
         self._writing = _Writing.DONE
-        return b"0\r\n\r\n" if writing is _Writing.CHUNKED else b""
+        return b"0\r\n\r\n" if writing == _Writing.CHUNKED else b""
+
+
+def _head_end(buffer: bytes) -> tuple[int, int]:
+    """Where a request's head ends: a line end, then an empty line (its LF, and the end
+    of the empty line); (-1, -1) before it has. (bytes.find: a regular expression
+    compiled costs the start more.)"""
+    crlf, lf = buffer.find(b"\n\r\n"), buffer.find(b"\n\n")
+    if crlf < 0 or 0 <= lf < crlf:
+        return (lf, lf + 2) if lf >= 0 else (-1, -1)
+    return crlf, crlf + 3

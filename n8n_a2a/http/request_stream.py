@@ -22,7 +22,6 @@ its body on `http.response.body` (none for HEAD, 1xx, 204, 304), its end when
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
@@ -50,10 +49,13 @@ class Responder(Protocol):
     async def app_done(self, stream: RequestStream) -> None: ...
 
 
-class _State(enum.Enum):
-    REQUEST = enum.auto()  # no response begun
-    RESPONSE = enum.auto()  # its head sent
-    CLOSED = enum.auto()  # its body ended
+class _State:
+    """Where the response is (plain numbers: an Enum class costs the start more)."""
+
+    REQUEST = 0  # no response begun
+    RESPONSE = 1  # its head sent
+    CLOSED = 2  # its body ended
+    NAMES = ("not begun", "begun", "ended")
 
 
 def scope_of(
@@ -151,12 +153,12 @@ class RequestStream:
 
     async def send(self, message: ASGISendEvent) -> None:
         kind = message["type"]
-        if kind == "http.response.start" and self.state is _State.REQUEST:
+        if kind == "http.response.start" and self.state == _State.REQUEST:
             headers = _validated(message.get("headers", ()))
             self.state = _State.RESPONSE
             self._status = int(message["status"])  # type: ignore[typeddict-item]
             await self._protocol.respond(self._status, headers)
-        elif kind == "http.response.body" and self.state is _State.RESPONSE:
+        elif kind == "http.response.body" and self.state == _State.RESPONSE:
             body = message.get("body", b"")
             if body and not self._suppressed():
                 await self._protocol.write(body)  # type: ignore[arg-type]
@@ -164,7 +166,9 @@ class RequestStream:
                 self.state = _State.CLOSED
                 await self._protocol.end_response()
         else:
-            raise ResponseError(f"{kind} is not expected once the response is {self.state.name}")
+            raise ResponseError(
+                f"{kind} is not expected: the response is {_State.NAMES[self.state]}"
+            )
 
     def _suppressed(self) -> bool:
         status = self._status

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from n8n_a2a.http.errors import RequestError, ResponseError
-from n8n_a2a.http.fields import Framing, request_fields, response_head, without
+from n8n_a2a.http.fields import Framing, request_fields, request_line, response_head, without
 
 
 def test_a_request_s_fields_are_lower_cased_trimmed_and_upgrade_dropped() -> None:
@@ -30,14 +30,9 @@ def test_the_framing_of_a_message() -> None:
         (b"host", b"a"),
     ]
     framing = Framing.of(headers, b"1.1")
-    assert framing == Framing(
-        chunked=False,
-        length=5,
-        keep_alive=False,
-        expects_continue=True,
-        connection=frozenset({b"keep-alive", b"close"}),
-        hosts=1,
-    )
+    assert (framing.chunked, framing.length, framing.keep_alive) == (False, 5, False)
+    assert framing.expects_continue and framing.hosts == 1
+    assert framing.connection == frozenset({b"keep-alive", b"close"})
     assert Framing.of([(b"transfer-encoding", b"Chunked")], b"1.0").chunked
     assert not Framing.of([], b"1.0").keep_alive
     assert Framing.of([], b"1.1").length is None
@@ -51,3 +46,17 @@ def test_a_response_head_carries_its_reason_and_refuses_what_could_end_a_line() 
 
 def test_without_a_field_whatever_its_case() -> None:
     assert without([(b"A", b"1"), (b"b", b"2"), (b"a", b"3")], b"a") == [(b"b", b"2")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"GET / HTTP/1.1 x", b"GET  / HTTP/1.1", b"G@T / HTTP/1.1", b"GET /\x7f HTTP/1.1",
+     b"GET / HTTP/1.", b"GET / http/1.1", b"GET / HTTP/a.1", b" / HTTP/1.1"],
+)  # fmt: skip
+def test_a_request_line_that_is_none_is_refused(line: bytes) -> None:
+    with pytest.raises(RequestError, match="illegal request line"):
+        request_line(line)
+
+
+def test_a_request_line_s_parts() -> None:
+    assert request_line(b"M-SEARCH * HTTP/2.0") == (b"M-SEARCH", b"*", b"2.0")

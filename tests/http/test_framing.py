@@ -407,7 +407,13 @@ def test_a_body_against_its_framing_is_the_app_s_error() -> None:
 
 @pytest.mark.parametrize(
     "field",
-    [(b"x-a", b"b\r\nSet-Cookie: c"), (b"x a", b"b"), (b"x-a", b" b"), (b"x-a", b"b\x00")],
+    [
+        (b"x-a", b"b\r\nSet-Cookie: c"),
+        (b"x-a", b"b\nSet-Cookie: c"),
+        (b"x-a", b"b\rc"),
+        (b"x a", b"b"),
+        (b"x-a", b"b\x00"),
+    ],
 )
 def test_a_header_field_that_could_end_its_line_is_never_written(
     field: tuple[bytes, bytes],
