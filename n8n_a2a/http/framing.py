@@ -250,13 +250,20 @@ class HTTP11Connection:
         else:
             self._reading, self._buffer = _Reading.LAST, b""
 
-    def _in_length(self) -> BodyData | Signal:
-        buffer = self._buffer
-        if not buffer:
+    def _body_bytes(self) -> bytes | None:
+        """What is buffered of the body; None while nothing is (a client gone within it
+        raises)."""
+        if not self._buffer:
             if self._eof:
                 raise RequestError("the client closed the connection within a request's body")
-            return Signal.NEED_DATA
+            return None
         self.waiting_for_continue = False
+        return self._buffer
+
+    def _in_length(self) -> BodyData | Signal:
+        buffer = self._body_bytes()
+        if buffer is None:
+            return Signal.NEED_DATA
         left = self._left
         if len(buffer) < left:
             self._buffer, self._left = b"", left - len(buffer)
@@ -276,12 +283,9 @@ class HTTP11Connection:
                 return Signal.BODY_END
 
     def _chunk_data(self) -> BodyData | Signal:
-        buffer = self._buffer
-        if not buffer:
-            if self._eof:
-                raise RequestError("the client closed the connection within a request's body")
+        buffer = self._body_bytes()
+        if buffer is None:
             return Signal.NEED_DATA
-        self.waiting_for_continue = False
         piece = buffer[: self._left]
         self._buffer = buffer[len(piece) :]
         self._left -= len(piece)
