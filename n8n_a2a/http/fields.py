@@ -11,15 +11,17 @@ from http import HTTPStatus
 
 from .errors import RequestError, ResponseError
 
+# A token's characters (RFC 9110 §5.6.2), twice: as bytes for bytes.translate (a request
+# line's parts, judged by deleting what each may hold, in C: what is left is a fault), and
+# as the class of the one regular expression below. (Made from the bytes by re.escape at
+# import, the class costs the start more than the spelling; a test holds them equal.)
+_TOKEN_BYTES = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _TOKEN_CHARS = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
 # A value: visible characters and obs-text, spaces and tabs only within (h11's, as read).
 _VALUE_CHARS = rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?"
 #: Header field lines (or trailers), each ending in CRLF: a name, a colon, a value. (Each
 #: expression compiled costs the start a million instructions or more: one does.)
 FIELD_LINES = re.compile(rb"(?:%b:[ \t]*%b[ \t]*\r\n)*" % (_TOKEN_CHARS, _VALUE_CHARS))
-# A request line's parts, judged by deleting what each may hold (bytes.translate, in C):
-# what is left is a fault. (A regular expression compiled costs the start more.)
-_TOKEN_BYTES = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _VISIBLE_BYTES = bytes(range(0x21, 0x7F))
 #: Reason phrases written, by status: HTTPStatus's lookup costs more than the line.
 _REASONS: dict[int, bytes] = {}

@@ -45,12 +45,12 @@ from typing import ClassVar
 from .errors import RequestError, ResponseError
 from .fields import FIELD_LINES, Framing, request_fields, request_line, response_head, without
 
-# Where a request's head ends: a line end, then an empty line.
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _VERSIONS = (b"1.1", b"1.0")
 #: The most a chunk's size line (its extensions with it) or a trailer line may take.
 MAX_CHUNK_LINE_BYTES = 4096
-_NO_BODY = frozenset({204, 304})
+#: Statuses whose response has no body, whatever its headers say (RFC 9110 §6.4.1).
+NO_BODY_STATUSES = frozenset({204, 304})
 
 
 class Signal:
@@ -145,10 +145,6 @@ class HTTP11Connection:
         self._method = b""
         self._version = b"1.1"
         self.waiting_for_continue = False
-
-    @property
-    def request_done(self) -> bool:
-        return self._reading in (_Reading.DONE, _Reading.LAST)
 
     @property
     def answering(self) -> bool:
@@ -338,7 +334,7 @@ class HTTP11Connection:
         """The response's headers as sent, its body's framing chosen from them."""
         framing = Framing.of(headers, b"1.1")
         self._writing, self._left = _Writing.LENGTH, 0
-        if status in _NO_BODY or self._method == b"HEAD":
+        if status in NO_BODY_STATUSES or self._method == b"HEAD":
             pass
         elif framing.chunked:
             self._writing = _Writing.CHUNKED

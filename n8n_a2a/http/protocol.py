@@ -30,20 +30,11 @@ from collections.abc import Awaitable, Callable
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.protocol import ProtocolWrapper
-from hypercorn.typing import (
-    AppWrapper,
-    ASGIReceiveEvent,
-    ConnectionState,
-    TaskGroup,
-    WorkerContext,
-)
+from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
 from .errors import RequestError
 from .framing import BodyData, HTTP11Connection, RequestHead, Signal
 from .request_stream import RequestStream, scope_of
-
-#: The end of a body whose last piece came before it (a chunked body's last chunk).
-_BODY_END: ASGIReceiveEvent = {"type": "http.request", "body": b"", "more_body": False}
 
 
 class HTTP11Protocol:
@@ -124,7 +115,7 @@ class HTTP11Protocol:
             elif event is Signal.BODY_END:
                 if self.stream is None:
                     return
-                await self.stream.put(_BODY_END)
+                await self.stream.put({"type": "http.request", "body": b"", "more_body": False})
             elif event is Signal.PAUSED:
                 await self.can_read.clear()
                 await self.can_read.wait()
@@ -146,6 +137,7 @@ class HTTP11Protocol:
             request.headers,
             (self.client, self.server),
             self.connection_state,
+            ssl=self.ssl,
         )
         self.stream = RequestStream(self, self.app, self.config, scope)
         self.task_group.spawn(self.stream.run)
@@ -173,7 +165,7 @@ class HTTP11Protocol:
 
     async def app_done(self, stream: RequestStream) -> None:
         """The app has returned (or failed): a request left unanswered gets a 500."""
-        if stream.closed or stream is not self.stream:
+        if stream.closed:  # (answered, or its client gone: no longer the one served)
             return
         if self.connection.answering and not self.refused:
             await self._answer_alone(500)

@@ -29,6 +29,7 @@ from urllib.parse import unquote
 import trio
 
 from .errors import ResponseError
+from .framing import NO_BODY_STATUSES
 
 if TYPE_CHECKING:
     from hypercorn.config import Config
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
 #: The most request events waiting for the app: hypercorn's max_app_queue_size.
 MAX_WAITING = 10
-_DISCONNECT: ASGIReceiveEvent = {"type": "http.disconnect"}
-_NO_BODY = frozenset({204, 304})
 
 
 class Responder(Protocol):
@@ -66,15 +65,17 @@ def scope_of(
     headers: list[tuple[bytes, bytes]],
     addresses: tuple[tuple[str, int] | None, tuple[str, int] | None],
     state: dict[str, Any],
+    *,
+    ssl: bool = False,
 ) -> HTTPScope:
-    """The request's scope, as HTTPStream makes it for HTTP/1.1 over plain TCP."""
+    """The request's scope, as HTTPStream makes it for HTTP/1.1."""
     path, _, query_string = raw_path.partition(b"?")
     return {
         "type": "http",
         "http_version": http_version,
         "asgi": {"spec_version": "2.1", "version": "3.0"},
         "method": method,
-        "scheme": "http",
+        "scheme": "https" if ssl else "http",
         "path": unquote(path.decode("ascii")),
         "raw_path": path,
         "query_string": query_string,
@@ -144,7 +145,7 @@ class RequestStream:
     async def receive(self) -> ASGIReceiveEvent:
         while not self._events:
             if self.closed:
-                return _DISCONNECT
+                return {"type": "http.disconnect"}  # (an app may keep what it is given)
             await self._waiting.park()
         event = self._events.popleft()
         if self._waiting:  # the protocol, waiting for room
@@ -172,7 +173,7 @@ class RequestStream:
 
     def _suppressed(self) -> bool:
         status = self._status
-        return self.scope["method"] == "HEAD" or status < 200 or status in _NO_BODY
+        return self.scope["method"] == "HEAD" or status < 200 or status in NO_BODY_STATUSES
 
 
 def _validated(headers: Any) -> list[tuple[bytes, bytes]]:

@@ -60,3 +60,12 @@ def test_a_request_line_that_is_none_is_refused(line: bytes) -> None:
 
 def test_a_request_line_s_parts() -> None:
     assert request_line(b"M-SEARCH * HTTP/2.0") == (b"M-SEARCH", b"*", b"2.0")
+
+
+def test_a_token_s_characters_are_spelled_alike_for_translate_and_the_expression() -> None:
+    import re
+
+    from n8n_a2a.http.fields import _TOKEN_BYTES, _TOKEN_CHARS
+
+    by_expression = {byte for byte in range(256) if re.fullmatch(_TOKEN_CHARS, bytes([byte]))}
+    assert by_expression == set(_TOKEN_BYTES)

@@ -49,9 +49,7 @@ PROTOCOL_IMPORTED = {
     "hypercorn.config": {"Config"},
     "hypercorn.events": {"Closed", "Event", "RawData", "Updated"},
     "hypercorn.protocol": {"ProtocolWrapper"},
-    "hypercorn.typing": {
-        *("AppWrapper", "ASGIReceiveEvent", "ConnectionState", "TaskGroup", "WorkerContext"),
-    },
+    "hypercorn.typing": {"AppWrapper", "ConnectionState", "TaskGroup", "WorkerContext"},
 }
 
 #: What the seam calls, as it calls it: the parameters in order (`*` before the keyword-only

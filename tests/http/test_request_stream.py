@@ -39,7 +39,8 @@ class Responder:
         self.calls.append(("done",))
 
 
-async def test_the_scope_is_the_one_hypercorn_s_http_stream_makes() -> None:
+@pytest.mark.parametrize("ssl", [False, True])
+async def test_the_scope_is_the_one_hypercorn_s_http_stream_makes(ssl: bool) -> None:
     made: list[Any] = []
 
     class TaskGroup:
@@ -49,10 +50,10 @@ async def test_the_scope_is_the_one_hypercorn_s_http_stream_makes() -> None:
 
     config = Config()
     state = ConnectionState({"key": "value"})
-    stream = HTTPStream(None, config, None, TaskGroup(), False, *ADDRESSES, None, 1)  # type: ignore[arg-type]
+    stream = HTTPStream(None, config, None, TaskGroup(), ssl, *ADDRESSES, None, 1)  # type: ignore[arg-type]
     raw = b"/a%20b/c?d=e%20f"
     await stream.handle(Request(1, HEADERS, "1.1", "POST", raw, state))
-    ours = scope_of(config, "POST", raw, "1.1", HEADERS, ADDRESSES, state)
+    ours = scope_of(config, "POST", raw, "1.1", HEADERS, ADDRESSES, state, ssl=ssl)
     assert ours == made[0]
     assert ours["path"] == "/a b/c" and ours["query_string"] == b"d=e%20f"
     assert ours["state"] is not state  # a copy per request, as HTTPStream's
