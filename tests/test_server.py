@@ -249,7 +249,8 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     hypercorn's HTTP/2 and WebSocket modules (h2's, hpack, hyperframe, priority, wsproto),
     for protocols the adapter refuses, are imported never, nor its readers of configuration
     files (tomllib, logging.config) the adapter never gives it, nor multiprocessing for
-    its typing, nor its typing, not even to serve the card; nor trio's DTLS, TLS,
+    its typing, nor its typing, nor its HTTP/1.1 protocol with h11 and its HTTPStream (the
+    adapter's own serves), not even to serve the card; nor trio's DTLS, TLS,
     subprocess, path and file modules, nor its thread cache (ctypes.util), each imported
     as it is first used (http/unused.py)."""
     port = free_port()
@@ -296,6 +297,7 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
         "hyperframe",
         "priority",
         "multiprocessing",  # for hypercorn's typing (http/unused.py)
+        "h11",  # hypercorn's HTTP/1.1, served by the adapter's own (http/hypercorn_h11.py)
     )
     # trio's, until their first use (http/unused.py); the thread cache's ctypes.util.
     trios = (
@@ -327,7 +329,17 @@ def test_a_default_start_imports_nothing_its_configuration_does_not_use() -> Non
     # Stood in for (http/unused.py): hypercorn.typing, h2.events (hypercorn.typing imports
     # h2's package, its version alone, for it), tomllib and logging.config; what they
     # would import is not.
-    stood_in = ("hypercorn.typing", "h2.", "tomllib.", "logging.handlers", "socketserver")
+    # And hypercorn's HTTP/1.1 protocol's module is the adapter's (http/hypercorn_h11.py):
+    # what hypercorn's would import is not.
+    stood_in = (
+        "hypercorn.typing",
+        "h2.",
+        "tomllib.",
+        "logging.handlers",
+        "socketserver",
+        "hypercorn.protocol.http_stream",
+        "hypercorn.protocol.events",
+    )
     found = [
         m
         for m in modules

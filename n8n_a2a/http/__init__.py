@@ -8,7 +8,9 @@ each request handed to the app by `request_stream`. Each connection's stream and
 layer are in `connection`, its deadlines in `timer`, the listener that waits out a
 shortage of descriptors in `listener`, and the file limit the configured limits need in
 `descriptors`. What hypercorn imports for what the adapter never asks of it (HTTP/2,
-WebSockets, configuration files) is stood in for by `unused` as this package is imported.
+WebSockets, configuration files) is stood in for by `unused` as this package is imported,
+and its HTTP/1.1 protocol's module replaced by `hypercorn_h11`, whose H11Protocol is
+`protocol`'s.
 """
 
 from .unused import defer_unused

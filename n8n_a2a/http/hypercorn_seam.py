@@ -24,10 +24,11 @@ websocket`: paths whose flow control and reads no timer of ours bounds. The adap
 serves HTTP/1.1 only (an ingress in front speaks it to us).
 
 So each connection runs hypercorn's own TCPServer on a stream of ours (connection.py),
-inside a cancel scope whose deadline follows a ConnectionTimer (timer.py); in place of
-its H11Protocol, an HTTP11Protocol of ours (protocol.py) serves its requests through
-hypercorn's HTTPStream, read and framed without h11 (framing.py): it refuses the
-preface and drops `Upgrade`, so that no request ever makes hypercorn switch. The accept
+inside a cancel scope whose deadline follows a ConnectionTimer (timer.py); as its
+H11Protocol, an HTTP11Protocol of ours (protocol.py, made by hypercorn's ProtocolWrapper
+as hypercorn_h11.py stands for hypercorn's module) serves its requests, each through a
+RequestStream (request_stream.py), read and framed without h11 (framing.py): it refuses
+the preface and drops `Upgrade`, so that no request ever makes hypercorn switch. The accept
 loop here counts connections, in all and by client address (slots.py): one past either
 limit gets a 503, unless its request is a probe's (health, readiness, metrics), served
 in a slot beyond the limits; where accept(2) fails for want of descriptors or memory all
@@ -49,7 +50,6 @@ import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config, Sockets
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol import ProtocolWrapper
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
@@ -83,6 +83,11 @@ from .slots import (
     peeked_head,
 )
 from .timer import ConnectionTimer
+
+if H11Protocol is not HTTP11Protocol:  # type: ignore[comparison-overlap]
+    # hypercorn's protocol package was imported before this package stood in for its h11
+    # module (unused.py): h11 would serve, without the adapter's refusals.
+    raise ImportError("hypercorn.protocol was imported before n8n_a2a.http: see http/unused.py")
 
 logger = logging.getLogger(__name__)
 
@@ -313,8 +318,8 @@ class _HTTP11Server(TCPServer):
     time itself again.
 
     TCPServer makes its ProtocolWrapper inside `run`, before the first byte is read, and
-    the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2): that one
-    is replaced as the wrapper is stored.
+    the wrapper its H11Protocol (a plain TCP stream has no ALPN to ask for h2): the
+    adapter's HTTP11Protocol, as hypercorn_h11.py stands for hypercorn's module.
     """
 
     #: Between a response's end (or the connection's start) and the next request's head.
@@ -352,7 +357,7 @@ class _HTTP11Server(TCPServer):
         finds them: after a burst of slow calls, in its full passes, which scan every
         task kept besides."""
         # (Never made when the connection failed before its first byte was read.)
-        vars(self).pop("_wrapper", None)
+        vars(self).pop("protocol", None)
 
     async def _read_data(self) -> None:
         # TCPServer's read loop, less the fail_after(config.read_timeout) it puts around
@@ -372,17 +377,6 @@ class _HTTP11Server(TCPServer):
     def close_if_idle(self) -> None:
         if self.idle:
             cast("Connection", self.stream).scope.cancel()
-
-    @property
-    def protocol(self) -> ProtocolWrapper:
-        return self._wrapper
-
-    @protocol.setter
-    def protocol(self, wrapper: ProtocolWrapper) -> None:
-        if not isinstance(wrapper.protocol, H11Protocol):
-            raise TypeError(f"hypercorn chose {type(wrapper.protocol).__name__}, not HTTP/1.1")
-        wrapper.protocol = HTTP11Protocol.replacing(wrapper)  # type: ignore[assignment]
-        self._wrapper = wrapper
 
 
 class _ShutdownIdleTask(TrioSingleTask):

@@ -19,8 +19,9 @@ one's response has gone (PAUSED); after a response the connection kept for the n
 request, unless either side said close, the server is shutting down, or
 `keep_alive_max_requests` is reached (that response says `Connection: close`).
 
-The seam (hypercorn_seam.py) puts it in place of the H11Protocol hypercorn makes; this
-module and the seam are the two that use hypercorn beyond its Config and ASGI types.
+hypercorn's ProtocolWrapper makes it as its H11Protocol (hypercorn_h11.py stands for
+hypercorn's module of that name: unused.py); this module and the seam are the two that
+use hypercorn beyond its Config and ASGI types.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from collections.abc import Awaitable, Callable
 
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol import ProtocolWrapper
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
 from .errors import RequestError
@@ -68,22 +68,6 @@ class HTTP11Protocol:
         self.keep_alive_requests = 0
         #: A request was refused: its answer has gone, and nothing else will.
         self.refused = False
-
-    @classmethod
-    def replacing(cls, wrapper: ProtocolWrapper) -> HTTP11Protocol:
-        """The protocol to serve in place of the one `wrapper` made, with what it was made
-        with."""
-        return cls(
-            wrapper.app,
-            wrapper.config,
-            wrapper.context,
-            wrapper.task_group,
-            wrapper.state,
-            wrapper.ssl,
-            wrapper.client,
-            wrapper.server,
-            wrapper.send,
-        )
 
     async def initiate(self) -> None:
         pass

@@ -4,8 +4,8 @@ until used.
 hypercorn imports at its own import: its HTTP/2 protocol (its protocol package does), its
 WebSocket stream (its HTTP/1.1 protocol), h2's events (its typing module), and with them
 h2, hpack, hyperframe, priority and wsproto, for protocols the adapter refuses
-(framing.py turns the HTTP/2 preface down and drops `Upgrade`, the seam refuses a
-protocol other than HTTP/1.1); tomllib and logging.config (its config and logging
+(framing.py turns the HTTP/2 preface down and drops `Upgrade`; a plain TCP stream has no
+ALPN to ask for h2); tomllib and logging.config (its config and logging
 modules), for configuration files the adapter never gives it (it is configured by its
 environment, and logs its own way); multiprocessing's synchronize (its typing and
 utils), for its multi-process runner's annotations; its typing module, TypedDicts and
@@ -20,7 +20,10 @@ one of the stand-in's own (ConnectionState, called on every connection, gives ba
 it is given), and for ssl's, a Forwarding (FORWARDED); any other name imports the module
 as it is looked up. Nothing changes but when they are imported: in the adapter, never,
 but for ssl, as the first https URL (a webhook's, a push's, an issuer's) is dialled or a
-CA bundle is read.
+CA bundle is read. Its HTTP/1.1 protocol's module, which its protocol package imports
+(and with it h11 and its HTTPStream), is not stood in for but replaced (REPLACED): the
+adapter serves HTTP/1.1 with its own protocol, and hypercorn_h11.py, put in that
+module's place, hands hypercorn's protocol package the adapter's as its H11Protocol.
 
 trio imports, as it is imported, its DTLS, TLS, subprocess, path and file modules, and
 its thread cache, which looks for the pthread library (ctypes.util, which runs
@@ -109,6 +112,9 @@ FORWARDED = {
         "create_default_context",
     )
 }
+#: hypercorn's modules whose place a module of the adapter's takes in sys.modules, for
+#: good: its HTTP/1.1 protocol's, whose H11Protocol is the adapter's (hypercorn_h11.py).
+REPLACED = {"hypercorn.protocol.h11": "n8n_a2a.http.hypercorn_h11"}
 #: Names of UNUSED's that are NewTypes, called at run time: a NewType gives back what it
 #: is called with, so the stand-in's is a NewType of its own, called without importing
 #: the module (hypercorn's typing: its connections' state, on every connection).
@@ -172,11 +178,16 @@ def defer_unused() -> None:
 
 
 def _defer_hypercorn() -> None:
-    """Stand in for each module of UNUSED not imported already."""
-    stand_ins = {
+    """Stand in for each module of UNUSED not imported already; then put each of REPLACED's
+    own in its module's place (imported once the stand-ins are: ours imports hypercorn's
+    config, which imports ssl)."""
+    stand_ins: dict[str, ModuleType] = {
         name: StandIn(name, names) for name, names in UNUSED.items() if name not in sys.modules
     }
     sys.modules.update(stand_ins)
+    for name, ours in REPLACED.items():
+        if name not in sys.modules:
+            stand_ins[name] = sys.modules[name] = importlib.import_module(ours)
     for name, stand_in in stand_ins.items():
         package, _, module = name.rpartition(".")
         if package in PACKAGES_LEFT and package not in sys.modules:
