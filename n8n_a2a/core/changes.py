@@ -1,5 +1,6 @@
 """A task's change, as the rules decide it (turns.py) and every store applies it: its next
-status and what comes with it, and the events it makes, numbered on from the task's version.
+status and what comes with it, the events it makes, numbered on from the task's version,
+and the task it makes.
 
 Here, below the stores, so that the rules name a change without knowing where tasks live.
 """
@@ -15,10 +16,12 @@ from ..protocol.model import (
     ArtifactUpdate,
     Message,
     StatusUpdate,
+    Task,
     TaskEvent,
     TaskState,
     TaskStatus,
 )
+from .lifecycle import ends_turn
 from .sent import Sent
 
 
@@ -62,3 +65,25 @@ def change_events(
         )
     )
     return tuple(events)
+
+
+def moved_task(task: Task, change: Change, events: tuple[TaskEvent, ...]) -> Task:
+    """The task `change` makes of `task`, given the events it made (change_events'): what
+    every store holds after the move, made of the task's and the change's own parts (a
+    file among them is the change's object, never a copy read back)."""
+    last = events[-1]
+    assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
+    # A Task made whole, not `replace`d: this is every move's path, and `replace` reads
+    # the fields' list again each time.
+    return Task(
+        task.id,
+        task.context_id,
+        last.status,
+        task.history + change.history + ((change.message,) if change.message else ()),
+        task.artifacts + change.artifacts,
+        {**task.metadata, **change.metadata} if change.metadata else task.metadata,
+        last.sequence,
+        task.owner,
+        last.relayed,
+        change.resume if ends_turn(change.state) else task.resume,
+    )

@@ -4,19 +4,21 @@ The shape is the store's own, not a protocol version's: a stored task reads back
 the one written, whichever version the caller speaks. Optional fields are left out when
 absent, so that None and an empty value stay apart. A file's bytes go in as the
 Base64Bytes they are held as (the store writes them with protocol/writing.py, spliced in)
-and come back as its base64 string, checked. A file an older release kept without its
-bytes reads back as the marker of a part no longer kept (core/release.py), never as a
-file with empty bytes.
+and come back as a slice of the document read (`stored_json`), checked. A file an older
+release kept without its bytes reads back as the marker of a part no longer kept
+(core/release.py), never as a file with empty bytes.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 from ..core.release import Released, released
-from ..protocol import base64_bytes
+from ..protocol import base64_bytes, carving
 from ..protocol.base64_bytes import Base64Bytes
+from ..protocol.carving import Carved
 from ..protocol.model import (
     Artifact,
     ArtifactUpdate,
@@ -31,6 +33,24 @@ from ..protocol.model import (
     TaskState,
     TaskStatus,
 )
+
+#: Where a stored document holds a file's base64: a message's or an artifact's parts, an
+#: event's artifact or its status message's parts.
+FILE_PATHS: tuple[carving.Path, ...] = (
+    ("parts", None, "base64"),
+    ("artifact", "parts", None, "base64"),
+    ("status", "message", "parts", None, "base64"),
+)
+
+
+def stored_json(data: str | bytes) -> Any:
+    """A stored document parsed from the bytes the database gave: a file's base64 left a
+    slice of them (protocol/carving.py), not copied into a str and again into bytes of
+    its own. One too short to hold a string that long is parsed as it is (as is a str,
+    which psycopg never gives)."""
+    if isinstance(data, str) or len(data) < carving.CARVE_AT:
+        return json.loads(data)
+    return carving.loads(data, FILE_PATHS, json.loads).document
 
 
 def part_doc(part: Part) -> JSONObject:
@@ -82,7 +102,7 @@ def _file_of(doc: JSONObject) -> FileContent:
     )
 
 
-def _stored_base64(content: str) -> Base64Bytes:
+def _stored_base64(content: str | Carved) -> Base64Bytes:
     """A file's base64 as this module wrote it (standard, padded): checked all the same."""
     found = base64_bytes.parse(content)
     if found is None:

@@ -1,10 +1,11 @@
-"""A change's events: the artifacts first, then the status, numbered on from the version."""
+"""A change's events: the artifacts first, then the status, numbered on from the version;
+and the task it makes."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from n8n_a2a.core.changes import Change, change_events
+from n8n_a2a.core.changes import Change, change_events, moved_task
 from n8n_a2a.protocol.model import (
     Artifact,
     ArtifactUpdate,
@@ -12,6 +13,7 @@ from n8n_a2a.protocol.model import (
     Part,
     Role,
     StatusUpdate,
+    Task,
     TaskState,
     TaskStatus,
 )
@@ -58,3 +60,48 @@ def test_each_event_is_one_generation_on_past_the_chunks_relayed_before_it() -> 
     events = change_events("t", "c", 3, 2, change)
     assert [event.sequence for event in events] == [4, 5]
     assert [event.generation for event in events] == [11, 12]
+
+
+def test_the_moved_task_is_the_task_and_the_change_together() -> None:
+    asked = Message("m-1", Role.USER, (Part("hi"),), "t", "c")
+    before = Task(
+        "t",
+        "c",
+        TaskStatus(TaskState.WORKING, NOW),
+        (asked,),
+        metadata={"kept": 1, "outcome": "none"},
+        version=1,
+        owner="o",
+        relayed=2,
+        resume="https://n8n.example/resume/1",
+    )
+    answer = Artifact("a-1", "answer", (Part("whole"),))
+    reply = Message("m-2", Role.AGENT, (Part("done"),), "t", "c")
+    change = Change(
+        TaskState.COMPLETED,
+        NOW,
+        message=reply,
+        artifacts=(answer,),
+        metadata={"outcome": "ANSWERED"},
+        relayed=3,
+    )
+    events = change_events("t", "c", 1, 2, change)
+    moved = moved_task(before, change, events)
+    assert moved == Task(
+        "t",
+        "c",
+        TaskStatus(TaskState.COMPLETED, NOW, reply),
+        (asked, reply),
+        (answer,),
+        {"kept": 1, "outcome": "ANSWERED"},
+        version=3,
+        owner="o",
+        relayed=5,
+        resume=None,  # a turn's end says where the next goes: the webhook
+    )
+    assert moved.artifacts[0] is answer  # the change's own, not a copy
+    # A change that ends no turn keeps where the next one goes; no metadata keeps it all.
+    working = Change(TaskState.WORKING, NOW)
+    kept = moved_task(before, working, change_events("t", "c", 1, 2, working))
+    assert kept.resume == before.resume and kept.metadata is before.metadata
+    assert kept.history == (asked,) and kept.version == 2

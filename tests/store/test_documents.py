@@ -25,6 +25,7 @@ from n8n_a2a.store.documents import (
     message_of,
     part_doc,
     part_of,
+    stored_json,
 )
 from tests.support.tasks import MOMENT
 
@@ -90,3 +91,35 @@ def test_events_are_written_without_the_ids_the_row_holds_and_read_back_with_the
     doc = event_doc(chunk)
     assert (doc["append"], doc["lastChunk"]) == (True, False)
     assert event_of("t-1", "c-1", 5, doc) == chunk
+
+
+def test_a_stored_file_reads_back_as_a_slice_of_the_document_and_anything_else_as_text() -> None:
+    """A document holding a file is parsed with the file's base64 left in its bytes: one
+    copy, not a str and bytes of its own. A long base64 anywhere else is text."""
+    content = bytes(range(256)) * 400  # 100 KiB: past carving.CARVE_AT as base64
+    held = Part.of_file(FileContent.of_bytes("b.bin", "application/octet-stream", content))
+    data = Part.of_data({"blob": "QUJD" * 20_000})
+    doc = artifact_doc(Artifact("a-1", "answer", (held, data)))
+    written = bytes(dump(doc))
+    read = stored_json(written)
+    [file_part, data_part] = artifact_of(read).parts
+    assert file_part == held and data_part == data
+    assert file_part.file is not None and file_part.file.content == content
+    [piece] = file_part.file.encoded.pieces  # type: ignore[union-attr]
+    assert isinstance(piece, memoryview) and piece.obj is written
+    assert type(read["parts"][1]["data"]["blob"]) is str
+    # An event's artifact and its status message's parts are read so too.
+    update = event_doc(ArtifactUpdate("t", "c", Artifact("a-2", "file", (held,)), 3))
+    [event_part] = event_of("t", "c", 3, stored_json(bytes(dump(update)))).artifact.parts  # type: ignore[union-attr]
+    assert isinstance(event_part.file.encoded.pieces[0], memoryview)  # type: ignore[union-attr]
+    reply = Message("m-2", Role.AGENT, (held,), "t", "c")
+    status = event_doc(StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED, MOMENT, reply), 4))
+    [status_part] = event_of("t", "c", 4, stored_json(bytes(dump(status)))).status.message.parts  # type: ignore[union-attr]
+    assert isinstance(status_part.file.encoded.pieces[0], memoryview)  # type: ignore[union-attr]
+
+
+def test_a_short_stored_document_is_read_as_json_reads_it() -> None:
+    doc = message_doc(Message("m-1", Role.USER, (Part("hi"),), "t", "c"))
+    written = bytes(dump(doc))
+    assert stored_json(written) == json.loads(written) == doc
+    assert stored_json(written.decode()) == doc

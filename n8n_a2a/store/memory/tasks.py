@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from ...core.changes import Change, change_events
+from ...core.changes import Change, change_events, moved_task
 from ...core.errors import AlreadySent, AtCapacity
-from ...core.lifecycle import check_move, ends_turn, is_terminal
+from ...core.lifecycle import check_move, is_terminal
 from ...core.owners import Owner
 from ...core.release import released_task, task_payload_bytes
 from ...core.sent import Sent
 from ...protocol.errors import A2AError
-from ...protocol.model import ListTasks, StatusUpdate, Task, TaskPage
+from ...protocol.model import ListTasks, Task, TaskPage
 from ..api import Moved, Payloads
 from ..fanout import Clock, utc_now
 from ..pages import MAX_PAGE_BYTES, decode_cursor, encode_cursor, fit, list_order
@@ -85,22 +85,7 @@ class MemoryTaskStore:
         if change.sent is not None:
             self._remember(change.sent, task_id)
         events = change_events(task.id, task.context_id, task.version, task.relayed, change)
-        last = events[-1]
-        assert isinstance(last, StatusUpdate)  # (change_events ends with the status)
-        # A Task made whole, not `replace`d: this is every move's path, and `replace`
-        # reads the fields' list again each time.
-        moved = Task(
-            task.id,
-            task.context_id,
-            last.status,
-            task.history + change.history + ((change.message,) if change.message else ()),
-            task.artifacts + change.artifacts,
-            {**task.metadata, **change.metadata} if change.metadata else task.metadata,
-            last.sequence,
-            task.owner,
-            last.relayed,
-            change.resume if ends_turn(change.state) else task.resume,
-        )
+        moved = moved_task(task, change, events)
         self._tasks[task_id] = moved
         if is_terminal(change.state):
             self._finished[task_id] = None

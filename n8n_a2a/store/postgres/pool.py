@@ -29,9 +29,11 @@ import trio
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 
 from ...core.errors import StoreUnavailable
 from ...protocol.errors import A2AError
+from ..documents import stored_json
 from .schema import migrate
 
 logger = logging.getLogger(__name__)
@@ -214,6 +216,8 @@ class _Broken(Exception):
 
 def _connect(url: str) -> Connection:
     connection = psycopg.connect(url, row_factory=dict_row, **_CONNECT)  # type: ignore[arg-type]
+    # A file read back is a slice of its document's bytes, not a str and bytes of its own.
+    set_json_loads(stored_json, connection)
     connection.execute(_SESSION)
     return connection
 

@@ -17,7 +17,7 @@ import psycopg
 from psycopg.types.json import Json, Jsonb
 
 from ...core import lifecycle
-from ...core.changes import Change, change_events
+from ...core.changes import Change, change_events, moved_task
 from ...core.errors import AlreadySent
 from ...core.owners import Owner
 from ...core.sent import Sent
@@ -37,7 +37,7 @@ EXPIRY_LOCK = 0x61326165
 #: Finished tasks one expiry deletes at most (the next one takes the rest).
 _EXPIRY_BATCH = 5000
 
-_TASK_COLUMNS = (
+_TASK_COLUMNS: LiteralString = (
     "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
     "metadata, version, relayed, waiting"
 )
@@ -191,9 +191,11 @@ class PostgresTaskStore(PostgresLeases):
         row = await self.pool.run(update)
         if row is None:
             return None
+        # The row as the move found it, which it made the moved task of as the memory
+        # store does (a reply's file is the change's own object, not 27 MiB read back).
         task = _task_of(row)
-        relayed = task.relayed - change.relayed  # the count before this change's chunks
-        return Moved(task, change_events(task.id, task.context_id, version, relayed, change))
+        made = change_events(task.id, task.context_id, version, task.relayed, change)
+        return Moved(moved_task(task, change, made), made)
 
     async def list(self, query: ListTasks, owner: str | None) -> TaskPage:
         """A page of the owner's tasks, the most recently updated first (ties broken by id):
@@ -298,8 +300,15 @@ _SENT: LiteralString = """
 SELECT fingerprint, task_id FROM a2a_sent_messages WHERE sender = %s AND message_id = %s
 """
 
-_MOVE: LiteralString = """
-WITH moved AS (
+# The statement's parts see the table as it was before it (one snapshot): `found` is the
+# row at the version moved from, when the UPDATE takes (a row moved since, it refuses).
+_MOVE: LiteralString = (
+    """
+WITH found AS (
+    SELECT """
+    + _TASK_COLUMNS
+    + """ FROM a2a_tasks WHERE id = %(id)s
+), moved AS (
     UPDATE a2a_tasks SET
         state = %(state)s,
         status_timestamp = %(timestamp)s,
@@ -315,7 +324,7 @@ WITH moved AS (
         waiting_until = now() + %(wait)s * interval '1 second',
         waiting = CASE WHEN %(ends)s THEN %(waiting)s::jsonb ELSE waiting END
     WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
-    RETURNING *
+    RETURNING id, version, relayed
 ), logged AS (
     INSERT INTO a2a_task_events (task_id, sequence, event, relayed)
     SELECT moved.id, e.sequence, e.event, moved.relayed
@@ -327,10 +336,10 @@ WITH moved AS (
 ), relayed_past AS (
     DELETE FROM a2a_task_relays r USING moved WHERE r.task_id = moved.id AND %(ends)s
 )
-SELECT id, context_id, owner, state, status_timestamp, status_message, history, artifacts,
-       metadata, version, relayed, waiting, pg_notify(%(channel)s, id || ' ' || version) AS notified
-FROM moved
+SELECT found.*, pg_notify(%(channel)s, moved.id || ' ' || moved.version) AS notified
+FROM moved, found
 """
+)
 
 _FOUND: LiteralString = """
 FROM a2a_tasks
