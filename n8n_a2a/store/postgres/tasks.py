@@ -22,7 +22,16 @@ from ...core.errors import AlreadySent
 from ...core.owners import Owner
 from ...core.sent import Sent
 from ...protocol.errors import A2AError
-from ...protocol.model import JSONObject, ListTasks, Task, TaskPage, TaskState, TaskStatus
+from ...protocol.model import (
+    ArtifactUpdate,
+    JSONObject,
+    ListTasks,
+    Task,
+    TaskEvent,
+    TaskPage,
+    TaskState,
+    TaskStatus,
+)
 from ...protocol.writing import dump
 from ..api import Moved
 from ..documents import artifact_doc, artifact_of, event_doc, message_doc, message_of
@@ -170,7 +179,7 @@ class PostgresTaskStore(PostgresLeases):
             "ends": lifecycle.ends_turn(change.state),
             "waiting": None if change.resume is None else Jsonb({"resume": change.resume}),
             "sequences": [event.sequence for event in events],
-            "events": [_json(event_doc(event)) for event in events],
+            **_logged(events),
             "channel": CHANNEL,
             **_sent_parameters(change.sent),
         }
@@ -261,6 +270,24 @@ def _sent_parameters(sent: Sent | None) -> dict[str, str | None]:
     }
 
 
+def _logged(events: tuple[TaskEvent, ...]) -> dict[str, list[Any]]:
+    """The change's events as the statement logs them: each one's document, but for an
+    artifact's update its artifact's place in `made` (1 on; 0 for none), where the
+    statement takes the artifact from: an artifact, and a file in it, goes to the
+    database once, not twice. (change_events makes each update of one of the change's
+    artifacts, in their order.)"""
+    documents, places = [], []
+    made = 0
+    for event in events:
+        doc = event_doc(event)
+        if isinstance(event, ArtifactUpdate):
+            made += 1
+            del doc["artifact"]
+        documents.append(_json(doc))
+        places.append(made if isinstance(event, ArtifactUpdate) else 0)
+    return {"events": documents, "made_at": places}
+
+
 def _remembering(
     connection: Connection, statement: LiteralString, parameters: dict[str, Any], sent: Sent | None
 ) -> Row | None:
@@ -326,9 +353,18 @@ WITH found AS (
     WHERE id = %(id)s AND version = %(from)s AND state = ANY(%(leaves)s)
     RETURNING id, version, relayed
 ), logged AS (
+    -- An artifact's update is its document (documents.event_doc's: the artifact, then
+    -- the rest) made here with the artifact `made` sent: a file goes once (_logged).
     INSERT INTO a2a_task_events (task_id, sequence, event, relayed)
-    SELECT moved.id, e.sequence, e.event, moved.relayed
-    FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[]) AS e(sequence, event)
+    SELECT moved.id, e.sequence,
+           CASE WHEN e.made = 0 THEN e.event
+                ELSE json_build_object('artifact', (%(made)s::json[])[e.made],
+                                       'append', e.event->'append',
+                                       'lastChunk', e.event->'lastChunk')
+           END,
+           moved.relayed
+    FROM moved, unnest(%(sequences)s::integer[], %(events)s::json[], %(made_at)s::integer[])
+                AS e(sequence, event, made)
 ), remembered AS (
     INSERT INTO a2a_sent_messages (sender, message_id, fingerprint, task_id)
     SELECT %(sender)s, %(message_id)s, %(fingerprint)s, moved.id
