@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -33,6 +34,7 @@ from psycopg.types.json import set_json_loads
 
 from ...core.errors import StoreUnavailable
 from ...protocol.errors import A2AError
+from ...protocol.writing import dump
 from ..documents import stored_json
 from .schema import migrate
 
@@ -44,6 +46,11 @@ Connection = psycopg.Connection[Row]
 
 #: Connections (and worker threads) per replica; measured in bench/README.md.
 POOL_SIZE = 8
+#: A connection whose piece of work sent and read more JSON than this (a file's, in a
+#: document) is closed once the work is done, not kept: libpq keeps the buffers it grew
+#: for them for as long as the connection lives (a 20 MiB reply left each connection that
+#: carried it 27 MiB bigger for good: bench/probes/whole_file.py --postgres).
+LARGE_BYTES = 1 << 20
 #: Backoff between attempts to prepare the schema or to listen again, in seconds.
 FIRST_RETRY, LAST_RETRY = 0.25, 2.0
 #: Seconds a replica stops trying after a failed connect, answering at once instead.
@@ -155,7 +162,8 @@ class Pool:
                 if not ready:
                     self.problem = broken.reason
                 raise StoreUnavailable(f"PostgreSQL: {broken.reason}") from None
-            self._idle.append(connection)
+            if connection is not None:
+                self._idle.append(connection)
             if failures == self._failures:
                 # Under way through a failure (a restart), a query may still have finished
                 # on its old connection: only one begun after the failure says it is over.
@@ -214,35 +222,66 @@ class _Broken(Exception):
         self.reason = reason
 
 
+class _Carried(threading.local):
+    """The bytes of JSON documents the piece of work this worker thread is doing has sent
+    and read, as psycopg dumps and loads them."""
+
+    size = 0
+
+
+_CARRIED = _Carried()
+
+
+def dumped(document: Any) -> bytes:
+    """A document as a statement sends it (a Json's dumps: protocol/writing.py's, a file's
+    base64 spliced in), counted."""
+    data = dump(document)
+    _CARRIED.size += len(data)
+    return data
+
+
+def _loaded(data: str | bytes) -> Any:
+    _CARRIED.size += len(data)
+    return stored_json(data)
+
+
 def _connect(url: str) -> Connection:
     connection = psycopg.connect(url, row_factory=dict_row, **_CONNECT)  # type: ignore[arg-type]
     # A file read back is a slice of its document's bytes, not a str and bytes of its own.
-    set_json_loads(stored_json, connection)
+    set_json_loads(_loaded, connection)
     connection.execute(_SESSION)
     return connection
 
 
 def _with_connection(
     url: str, connection: Connection | None, work: Callable[[Connection], T]
-) -> tuple[Connection, T | _Raised]:
-    """In a worker thread: connect if need be, then do the work. A connection that broke
-    is closed, never returned to the pool; any other error goes back with it."""
+) -> tuple[Connection | None, T | _Raised]:
+    """In a worker thread: connect if need be, then do the work; the connection to keep
+    for the next (None: closed, as one that carried more than LARGE_BYTES is). A
+    connection that broke is closed, never returned to the pool; any other error goes
+    back with it."""
     if connection is None:
         try:
             connection = _connect(url)
         except psycopg.Error as error:  # refused, unknown host or database, bad URL
             raise _Broken(_reason(error, url)) from error
+    _CARRIED.size = 0
+    outcome: T | _Raised
     try:
-        return connection, work(connection)
+        outcome = work(connection)
     except (psycopg.OperationalError, psycopg.InterfaceError) as error:
         connection.close()
         raise _Broken(_reason(error, url)) from error
     except psycopg.DataError as error:
         # What PostgreSQL cannot hold (a NUL character in an id): the request's fault.
         refused = A2AError.invalid_params(f"The task store cannot keep this: {_reason(error, url)}")
-        return connection, _Raised(refused)
+        outcome = _Raised(refused)
     except Exception as error:
-        return connection, _Raised(error)
+        outcome = _Raised(error)
+    if _CARRIED.size > LARGE_BYTES:
+        connection.close()
+        return None, outcome
+    return connection, outcome
 
 
 def _listening(url: str, channels: tuple[str, ...]) -> Connection:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any, LiteralString
 
 import psycopg
-from psycopg.types.json import Json, Jsonb
+from psycopg.types.json import Jsonb
 
 from ...core import lifecycle
 from ...core.changes import Change, change_events, moved_task
@@ -23,64 +23,32 @@ from ...core.owners import Owner
 from ...core.sent import Sent
 from ...protocol.errors import A2AError
 from ...protocol.model import (
-    ArtifactUpdate,
-    JSONObject,
     ListTasks,
     Task,
-    TaskEvent,
     TaskPage,
     TaskState,
-    TaskStatus,
 )
-from ...protocol.writing import dump
 from ..api import Moved
-from ..documents import artifact_doc, artifact_of, event_doc, message_doc, message_of
+from ..documents import artifact_doc, message_doc
 from ..fanout import Clock, utc_now
 from ..pages import MAX_PAGE_BYTES, decode_cursor, encode_cursor, fit
 from .leases import PostgresLeases
 from .pool import Connection, Pool, Row
 from .schema import CHANNEL
+from .task_rows import (
+    TASK_COLUMNS,
+    json_value,
+    leaves_for,
+    logged,
+    sender,
+    sent_parameters,
+    task_of,
+)
 
 #: The advisory lock the expiry takes, so that one replica at a time deletes.
 EXPIRY_LOCK = 0x61326165
 #: Finished tasks one expiry deletes at most (the next one takes the rest).
 _EXPIRY_BATCH = 5000
-
-_TASK_COLUMNS: LiteralString = (
-    "id, context_id, owner, state, status_timestamp, status_message, history, artifacts, "
-    "metadata, version, relayed, waiting"
-)
-
-
-def _task_of(row: Row) -> Task:
-    return Task(
-        id=row["id"],
-        context_id=row["context_id"],
-        status=TaskStatus(
-            TaskState(row["state"]),
-            row["status_timestamp"],
-            None if row["status_message"] is None else message_of(row["status_message"]),
-        ),
-        history=tuple(message_of(m) for m in row["history"]),
-        artifacts=tuple(artifact_of(a) for a in row["artifacts"]),
-        metadata=row["metadata"],
-        version=row["version"],
-        owner=row["owner"],
-        relayed=row["relayed"],
-        # What its workflow needs to go on: where the next turn goes (core/resume.py).
-        resume=(row["waiting"] or {}).get("resume"),
-    )
-
-
-def _leaves_for(to: TaskState) -> list[str]:
-    """The states a task may be moved to `to` from: the lifecycle decides, the UPDATE checks."""
-    return [state.value for state in TaskState if lifecycle.may_move(state, to)]
-
-
-def _json(document: JSONObject) -> Json:
-    """A message's, an artifact's or an event's document as a json value: written as answers
-    are (writing.py), a file's base64 spliced in as it is held rather than escaped."""
-    return Json(document, dumps=dump)
 
 
 class PostgresTaskStore(PostgresLeases):
@@ -111,15 +79,17 @@ class PostgresTaskStore(PostgresLeases):
             "state": task.status.state.value,
             "timestamp": task.status.timestamp,
             "message": (
-                None if task.status.message is None else _json(message_doc(task.status.message))
+                None
+                if task.status.message is None
+                else json_value(message_doc(task.status.message))
             ),
-            "history": [_json(message_doc(m)) for m in task.history],
-            "artifacts": [_json(artifact_doc(a)) for a in task.artifacts],
+            "history": [json_value(message_doc(m)) for m in task.history],
+            "artifacts": [json_value(artifact_doc(a)) for a in task.artifacts],
             "metadata": Jsonb(task.metadata),
             "version": task.version,
             "holder": self.replica,
             "lease": self.lease_seconds,
-            **_sent_parameters(sent),
+            **sent_parameters(sent),
         }
 
         def insert(connection: Connection) -> None:
@@ -139,13 +109,13 @@ class PostgresTaskStore(PostgresLeases):
     async def get(self, task_id: str) -> Task:
         def select(connection: Connection) -> Row | None:
             return connection.execute(
-                f"SELECT {_TASK_COLUMNS} FROM a2a_tasks WHERE id = %s", (task_id,)
+                f"SELECT {TASK_COLUMNS} FROM a2a_tasks WHERE id = %s", (task_id,)
             ).fetchone()
 
         row = await self.pool.run(select)
         if row is None:
             raise A2AError.task_not_found(task_id)
-        return _task_of(row)
+        return task_of(row)
 
     async def move(self, task_id: str, version: int, change: Change) -> Moved | None:
         # Numbered as the task's version says (the relayed count, which only makes their
@@ -156,16 +126,16 @@ class PostgresTaskStore(PostgresLeases):
             "id": task_id,
             "from": version,
             "to": events[-1].sequence,
-            "leaves": _leaves_for(change.state),
+            "leaves": leaves_for(change.state),
             "state": change.state.value,
             "timestamp": change.timestamp,
-            "message": None if change.message is None else _json(message_doc(change.message)),
+            "message": None if change.message is None else json_value(message_doc(change.message)),
             # The caller's message that starts a next turn, then the status message.
             "said": [
-                _json(message_doc(m))
+                json_value(message_doc(m))
                 for m in (*change.history, *((change.message,) if change.message else ()))
             ],
-            "made": [_json(artifact_doc(artifact)) for artifact in change.artifacts],
+            "made": [json_value(artifact_doc(artifact)) for artifact in change.artifacts],
             "metadata": Jsonb(change.metadata or {}),
             "finished": change.timestamp if lifecycle.is_terminal(change.state) else None,
             # The replica that moves a task to run takes its lease; one that ends it, or
@@ -179,9 +149,9 @@ class PostgresTaskStore(PostgresLeases):
             "ends": lifecycle.ends_turn(change.state),
             "waiting": None if change.resume is None else Jsonb({"resume": change.resume}),
             "sequences": [event.sequence for event in events],
-            **_logged(events),
+            **logged(events),
             "channel": CHANNEL,
-            **_sent_parameters(change.sent),
+            **sent_parameters(change.sent),
         }
 
         def update(connection: Connection) -> Row | None:
@@ -202,7 +172,7 @@ class PostgresTaskStore(PostgresLeases):
             return None
         # The row as the move found it, which it made the moved task of as the memory
         # store does (a reply's file is the change's own object, not 27 MiB read back).
-        task = _task_of(row)
+        task = task_of(row)
         made = change_events(task.id, task.context_id, version, task.relayed, change)
         return Moved(moved_task(task, change, made), made)
 
@@ -229,7 +199,7 @@ class PostgresTaskStore(PostgresLeases):
             return total, rows
 
         total, rows = await self.pool.run(select)
-        views = (_task_of(row).with_history_length(query.history_length) for row in rows)
+        views = (task_of(row).with_history_length(query.history_length) for row in rows)
         page = fit(itertools.islice(views, query.page_size), self._max_page_bytes)
         more = len(page) < len(rows)
         return TaskPage(
@@ -253,39 +223,6 @@ class PostgresTaskStore(PostgresLeases):
                     connection.execute(_EXPIRE, (cutoff, _EXPIRY_BATCH))
 
         await self.pool.run(delete)
-
-
-def sender(owner: Owner) -> str:
-    """The owner as `a2a_sent_messages` keys it: never NULL, never two owners alike."""
-    return "" if owner is None else f"@{owner}"
-
-
-def _sent_parameters(sent: Sent | None) -> dict[str, str | None]:
-    if sent is None:
-        return {"sender": None, "message_id": None, "fingerprint": None}
-    return {
-        "sender": sender(sent.owner),
-        "message_id": sent.message_id,
-        "fingerprint": sent.fingerprint,
-    }
-
-
-def _logged(events: tuple[TaskEvent, ...]) -> dict[str, list[Any]]:
-    """The change's events as the statement logs them: each one's document, but for an
-    artifact's update its artifact's place in `made` (1 on; 0 for none), where the
-    statement takes the artifact from: an artifact, and a file in it, goes to the
-    database once, not twice. (change_events makes each update of one of the change's
-    artifacts, in their order.)"""
-    documents, places = [], []
-    made = 0
-    for event in events:
-        doc = event_doc(event)
-        if isinstance(event, ArtifactUpdate):
-            made += 1
-            del doc["artifact"]
-        documents.append(_json(doc))
-        places.append(made if isinstance(event, ArtifactUpdate) else 0)
-    return {"events": documents, "made_at": places}
 
 
 def _remembering(
@@ -333,7 +270,7 @@ _MOVE: LiteralString = (
     """
 WITH found AS (
     SELECT """
-    + _TASK_COLUMNS
+    + TASK_COLUMNS
     + """ FROM a2a_tasks WHERE id = %(id)s
 ), moved AS (
     UPDATE a2a_tasks SET

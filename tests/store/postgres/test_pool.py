@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 import psycopg
 import pytest
 import trio
+from psycopg.types.json import Json
 
 from n8n_a2a.core.changes import Change
 from n8n_a2a.core.errors import StoreUnavailable
@@ -18,6 +20,7 @@ from n8n_a2a.protocol.errors import A2AError
 from n8n_a2a.protocol.model import TaskState
 from n8n_a2a.store.fanout import utc_now as now
 from n8n_a2a.store.postgres import Pool, PostgresTaskStore, open_postgres
+from n8n_a2a.store.postgres.pool import LARGE_BYTES, dumped
 from n8n_a2a.store.postgres.schema import CHANNEL
 from tests.support.postgres_server import PostgresServer
 from tests.support.tasks import submitted_task
@@ -116,6 +119,54 @@ async def test_a_refused_operation_keeps_its_connection(postgres_url: str) -> No
     with pytest.raises(A2AError):
         await store.create(submitted_task(context_id="c-\x00"))
     assert await pool.run(backend) == first  # the same connection, not a new one
+    await pool.close()
+
+
+async def test_a_connection_that_carried_a_large_document_is_closed_after_its_work(
+    postgres_url: str,
+) -> None:
+    """libpq keeps the buffers a large statement or result grew as long as the connection
+    lives: one whose work sent or read more than LARGE_BYTES of JSON is not kept."""
+    pool = Pool(postgres_url, size=1)
+    await pool.prepare()
+    large = "x" * (LARGE_BYTES + 1)
+
+    def backend(connection: psycopg.Connection[Any]) -> int:
+        row = connection.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        assert row is not None
+        return int(row["pid"])
+
+    def echo(document: object) -> Callable[[psycopg.Connection[Any]], int]:
+        def work(connection: psycopg.Connection[Any]) -> int:
+            row = connection.execute(
+                "SELECT %s::json AS echoed, pg_backend_pid() AS pid",
+                (Json(document, dumps=dumped),),
+            ).fetchone()
+            assert row is not None and row["echoed"] == document
+            return int(row["pid"])
+
+        return work
+
+    first = await pool.run(backend)
+    assert await pool.run(echo({"text": "small"})) == first  # kept
+    assert await pool.run(echo({"text": large})) == first  # its work done on it, then closed
+    again = await pool.run(backend)
+    assert again != first
+    # Counted both ways: sent and read back, half of it is still under.
+    assert await pool.run(echo({"text": large[: LARGE_BYTES // 2 - 100]})) == again
+    assert await pool.run(backend) == again
+
+    def read(connection: psycopg.Connection[Any]) -> int:
+        # Read, not sent: a document the database makes.
+        row = connection.execute(
+            "SELECT json_build_object('text', repeat('y', %s)) AS made, pg_backend_pid() AS pid",
+            (LARGE_BYTES,),
+        ).fetchone()
+        assert row is not None and len(row["made"]["text"]) == LARGE_BYTES
+        return int(row["pid"])
+
+    assert await pool.run(read) == again
+    assert await pool.run(backend) != again
     await pool.close()
 
 
