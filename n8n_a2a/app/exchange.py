@@ -212,10 +212,11 @@ async def _send_whole(
     Pieces as slices of the buffers they hold (a file's base64 is never joined)."""
     headers.append((b"content-length", str(len(body)).encode()))
     if room is not None:
-        # What the answer holds beyond what is held already (a file's base64 is sent from
-        # where it is), less what a read asked for already.
-        copied = len(body) if isinstance(body, bytes) else body.copied
-        room.force(copied - room.size)
+        # All the answer holds until written, less what a read asked for already: a file's
+        # base64, sent from where its task keeps it, too. The store may release that task's
+        # payload to make room meanwhile (budget/room.py), and the answer would go on
+        # holding the bytes the budget had been told were free.
+        room.force(len(body) - room.size)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     if isinstance(body, Pieces):
         async for piece in body:

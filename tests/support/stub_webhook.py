@@ -71,6 +71,8 @@ class StubWebhook:
     payloads_released: int = 0
     #: Resumes asked of each waiting execution (its id in n8n's waiting path).
     resumes: dict[str, int] = field(default_factory=dict)
+    #: No call is answered until this many have come (0: each at once).
+    replies_after: int = 0
     _streams_go: trio.Event = field(default_factory=trio.Event)
     _changed: trio.Event = field(default_factory=trio.Event)
 
@@ -135,6 +137,7 @@ class StubWebhook:
         target = scope["path"] + (f"?{query}" if query else "")
         self.received.append(Received(headers, body, scope["client"][1], target))
         self._note()
+        await self._wait_until(lambda: len(self.received) >= self.replies_after)
         try:
             request = json.loads(body)
             text = request.get("text", "")
