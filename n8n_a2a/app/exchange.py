@@ -171,6 +171,12 @@ class Answer:
     status: int = 200
     content_type: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    #: A send's answer: the files it is written from are its own task's, which the store
+    #: may give up to make room for the next reply while the answer is still unread (each
+    #: send's its own: unread answers would add up uncounted), so they are held with it
+    #: until written. A read's answer shows tasks kept already (several reads, one task's
+    #: bytes), and holds what it copies.
+    files_its_own: bool = False
 
 
 def json_answer(body: bytes | Pieces, status: int = 200) -> Answer:
@@ -207,16 +213,16 @@ async def _send_whole(
     body: bytes | Pieces,
     send: ASGISendCallable,
     room: Reservation | None,
+    files_its_own: bool,
 ) -> None:
     """A body of known length, with its Content-Length: bytes in one event, a document's
     Pieces as slices of the buffers they hold (a file's base64 is never joined)."""
     headers.append((b"content-length", str(len(body)).encode()))
     if room is not None:
-        # All the answer holds until written, less what a read asked for already: a file's
-        # base64, sent from where its task keeps it, too. The store may release that task's
-        # payload to make room meanwhile (budget/room.py), and the answer would go on
-        # holding the bytes the budget had been told were free.
-        room.force(len(body) - room.size)
+        # What the answer holds beyond what is held already (a file's base64 is sent from
+        # where it is: see Answer.files_its_own), less what a read asked for already.
+        held = len(body) if files_its_own or isinstance(body, bytes) else body.copied
+        room.force(held - room.size)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     if isinstance(body, Pieces):
         async for piece in body:
@@ -239,7 +245,7 @@ async def send_answer(
         headers.append((b"content-type", answer.content_type.encode("latin-1")))
     body = answer.body
     if isinstance(body, bytes | Pieces):
-        await _send_whole(answer.status, headers, body, send, room)
+        await _send_whole(answer.status, headers, body, send, room, answer.files_its_own)
         return
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     try:

@@ -18,7 +18,7 @@ from ..protocol import jsonrpc
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode, InvalidRequest, RequestId
 from ..protocol.http import is_json
-from ..protocol.model import Operation
+from ..protocol.model import Operation, SendMessage
 from ..protocol.versions import METHODS
 from . import admission
 from .card import card_url
@@ -119,7 +119,9 @@ class JsonRpcEndpoint:
             logger.exception("unhandled error in %s", method)
             return error_response(request_id, codec, A2AError.internal())
         edge.metrics.request_answered(JSONRPC, method, 0)
-        return json_answer(jsonrpc.result_response(request_id, result))
+        answered = json_answer(jsonrpc.result_response(request_id, result))
+        answered.files_its_own = isinstance(operation, SendMessage)
+        return answered
 
 
 def method_label(method: str) -> str:

@@ -16,7 +16,7 @@ from ..protocol import rest, sse
 from ..protocol.codec import Codec
 from ..protocol.errors import A2AError, ErrorCode, NoRoute
 from ..protocol.http import is_json
-from ..protocol.model import JSONObject
+from ..protocol.model import JSONObject, SendMessage
 from ..protocol.writing import dump, written
 from . import admission
 from .edge import HTTP_JSON, Edge, auth_status, retry_later, traced, wire_error, wire_status
@@ -106,7 +106,9 @@ class RestBinding:
         except (A2AError, AdapterError) as error:
             return refuse(edge, wire_error(error), accept, method)
         edge.metrics.request_answered(HTTP_JSON, method, 0)
-        return Answer(written(result), content_type=rest.answer_type(accept))
+        answered = Answer(written(result), content_type=rest.answer_type(accept))
+        answered.files_its_own = isinstance(operation, SendMessage)
+        return answered
 
 
 def refuse(

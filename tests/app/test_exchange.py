@@ -7,6 +7,7 @@ import pytest
 import trio
 
 from n8n_a2a.app.exchange import Answer, Fields, LastPiece, json_answer, not_allowed, send_answer
+from n8n_a2a.budget import MemoryBudget
 from n8n_a2a.core.errors import BodyTooLarge
 from n8n_a2a.protocol.base64_bytes import Base64Bytes
 from n8n_a2a.protocol.writing import SLICE_BYTES, Pieces, written
@@ -75,6 +76,29 @@ async def test_an_answer_holding_a_file_goes_in_views_of_its_buffers() -> None:
     assert b"".join(piece["body"] for piece in pieces) == bytes(body)
     views = [piece["body"] for piece in pieces if isinstance(piece["body"], memoryview)]
     assert len(views) == 4 and all(view.obj is file.pieces[0] for view in views)
+
+
+async def test_a_send_s_answer_holds_its_files_until_written_and_a_read_s_what_it_copies() -> None:
+    """A send's files are its own task's, which the store may give up meanwhile: held with
+    the answer. A read's are kept tasks' (several reads, one task's bytes): not."""
+    file = Base64Bytes.of_bytes(bytes(3 * SLICE_BYTES))
+    budget = MemoryBudget(64 * SLICE_BYTES, wait=0.0)
+    held: list[int] = []
+
+    async def send(event: Any) -> None:
+        held.append(room.size)
+
+    for its_own in (True, False):
+        body = written({"raw": file, "text": "answered"})
+        assert isinstance(body, Pieces)
+        room = budget.reservation("ann")
+        answer = json_answer(body)
+        answer.files_its_own = its_own
+        held.clear()
+        await send_answer(answer, send, room)
+        assert set(held) == {len(body) if its_own else body.copied}
+        room.give_back()
+    assert budget.held == 0
 
 
 async def test_a_stream_goes_piece_by_piece_and_is_closed_when_its_client_goes() -> None:
