@@ -12,7 +12,7 @@ connection made for each connection only to be dropped. The two errors are never
 clauses name them: each must be an exception class, or any error of the protocol's
 would pass on as a TypeError.
 
-tests/http/test_hypercorn_seam.py pins what hypercorn takes from here and how it makes
+tests/http/test_hypercorn_h11.py pins what hypercorn takes from here and how it makes
 its protocol with it.
 """
 

@@ -45,10 +45,10 @@ FILE_PATHS: tuple[carving.Path, ...] = (
 
 def stored_json(data: str | bytes) -> Any:
     """A stored document parsed from the bytes the database gave: a file's base64 left a
-    slice of them (protocol/carving.py), not copied into a str and again into bytes of
-    its own. One too short to hold a string that long is parsed as it is (as is a str,
-    which psycopg never gives)."""
-    if isinstance(data, str) or len(data) < carving.CARVE_AT:
+    slice of them (protocol/carving.py, which parses one too short to hold such a file as
+    it is), not copied into a str and again into bytes of its own. (A str, which psycopg
+    never gives, is parsed as it is.)"""
+    if isinstance(data, str):
         return json.loads(data)
     return carving.loads(data, FILE_PATHS, json.loads).document
 

@@ -141,17 +141,21 @@ def test_a_head_with_a_bare_lf_is_a_400(head: bytes) -> None:
     assert "bare LF" in str(error)
 
 
+#: What a request with a body, then GOOD behind it, reads as.
+A_BODY_THEN_GOOD = [
+    RequestHead,
+    BodyData,
+    Signal.BODY_END,
+    RequestHead,
+    Signal.BODY_END,
+    Signal.NEED_DATA,
+]
+
+
 def test_a_bare_lf_in_a_body_is_no_head_and_the_next_head_is_judged_alone() -> None:
     post = b"POST / HTTP/1.1\r\nHost: adapter\r\nContent-Length: 3\r\n\r\na\nb"
     read = events(post + GOOD)
-    assert kinds(read) == [
-        RequestHead,
-        BodyData,
-        Signal.BODY_END,
-        RequestHead,
-        Signal.BODY_END,
-        Signal.NEED_DATA,
-    ]
+    assert kinds(read) == A_BODY_THEN_GOOD
     assert read[1] == BodyData(b"a\nb")
     assert refusal(post + GOOD.replace(b"\r\nHost", b"\nHost")).status == 400
 
@@ -210,14 +214,7 @@ def test_a_folded_head_line_is_a_400(folded: bytes) -> None:
 def test_a_space_or_tab_in_a_body_or_a_value_is_no_fold() -> None:
     post = b"POST / HTTP/1.1\r\nHost: adapter\r\nX-A: 1 \t2\r\nContent-Length: 4\r\n\r\n\n \n\t"
     read = events(post + GOOD)
-    assert kinds(read) == [
-        RequestHead,
-        BodyData,
-        Signal.BODY_END,
-        RequestHead,
-        Signal.BODY_END,
-        Signal.NEED_DATA,
-    ]
+    assert kinds(read) == A_BODY_THEN_GOOD
     assert isinstance(read[0], RequestHead) and (b"x-a", b"1 \t2") in read[0].headers
     folded = GOOD.replace(b"\r\n\r\n", b"\r\n\tX-B: 2\r\n\r\n")  # onto Host
     assert refusal(post + folded).status == 400

@@ -79,10 +79,10 @@ def logged(events: tuple[TaskEvent, ...]) -> dict[str, list[Any]]:
     documents, places = [], []
     made = 0
     for event in events:
-        doc = event_doc(event)
+        doc, place = event_doc(event), 0
         if isinstance(event, ArtifactUpdate):
-            made += 1
+            made = place = made + 1
             del doc["artifact"]
         documents.append(json_value(doc))
-        places.append(made if isinstance(event, ArtifactUpdate) else 0)
+        places.append(place)
     return {"events": documents, "made_at": places}
